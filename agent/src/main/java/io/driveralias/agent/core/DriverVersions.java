@@ -1,0 +1,69 @@
+package io.driveralias.agent.core;
+
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.Map;
+import java.util.Optional;
+import java.util.TreeMap;
+
+/**
+ * Picks the driver version from the names of versioned files. The anchors are the two
+ * libraries every NVIDIA driver install carries; without them, the version shared by the most
+ * {@code libnvidia-*} files wins. Among equals the newest wins, so that a stale copy of an old
+ * driver left in an image never outvotes the injected one.
+ */
+public final class DriverVersions {
+
+    private static final String[] ANCHORS = {"libnvidia-ml.so.", "libcuda.so."};
+
+    private DriverVersions() {
+    }
+
+    public static Optional<String> detect(Collection<String> fileNames) {
+        Map<String, Integer> anchorVotes = new TreeMap<>();
+        Map<String, Integer> nvidiaVotes = new TreeMap<>();
+        for (String name : fileNames) {
+            Optional<String> version = FileNames.versionOf(name);
+            if (version.isEmpty()) {
+                continue;
+            }
+            for (String anchor : ANCHORS) {
+                if (name.equals(anchor + version.get())) {
+                    anchorVotes.merge(version.get(), 1, Integer::sum);
+                }
+            }
+            if (name.startsWith("libnvidia-") || name.startsWith("libcuda")) {
+                nvidiaVotes.merge(version.get(), 1, Integer::sum);
+            }
+        }
+        Map<String, Integer> votes = anchorVotes.isEmpty() ? nvidiaVotes : anchorVotes;
+        return votes.entrySet().stream()
+                .max(Map.Entry.<String, Integer>comparingByValue()
+                        .thenComparing(Map.Entry::getKey, DriverVersions::compareVersions))
+                .map(Map.Entry::getKey);
+    }
+
+    /** Numeric, component by component: 535.104.05 > 535.54.03 > 470.199.02. */
+    public static int compareVersions(String a, String b) {
+        String[] x = a.split("\\.");
+        String[] y = b.split("\\.");
+        for (int i = 0; i < Math.max(x.length, y.length); i++) {
+            long xi = i < x.length ? parse(x[i]) : -1;
+            long yi = i < y.length ? parse(y[i]) : -1;
+            if (xi != yi) {
+                return Long.compare(xi, yi);
+            }
+        }
+        return 0;
+    }
+
+    public static final Comparator<String> NEWEST_FIRST = (a, b) -> compareVersions(b, a);
+
+    private static long parse(String part) {
+        try {
+            return part.length() > 9 ? Long.MAX_VALUE : Long.parseLong(part);
+        } catch (NumberFormatException e) {
+            return -1;
+        }
+    }
+}

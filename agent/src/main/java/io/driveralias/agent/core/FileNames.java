@@ -1,0 +1,71 @@
+package io.driveralias.agent.core;
+
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** Name rules shared by the planner, the locator and the ELF reader. Pure functions. */
+public final class FileNames {
+
+    /** {@code lib<name>.so.<version>} where the version is dotted numbers, e.g. 535.104.05. */
+    private static final Pattern VERSIONED_LIBRARY =
+            Pattern.compile("(lib[A-Za-z0-9_+\\-]+(?:\\.[A-Za-z0-9_+\\-]+)*?)\\.so\\.([0-9]+(?:\\.[0-9]+)+)");
+
+    /** Longest name a Linux filesystem accepts in one component. */
+    public static final int NAME_MAX = 255;
+
+    private FileNames() {
+    }
+
+    /**
+     * A name that can only ever mean "this entry of this directory": no slash, not empty,
+     * not {@code .} or {@code ..}, printable ASCII only. Names from a container (file names,
+     * SONAMEs) become link names and link targets, so anything else is refused.
+     */
+    public static boolean isPlainName(String name) {
+        if (name == null || name.isEmpty() || name.length() > NAME_MAX
+                || name.equals(".") || name.equals("..")) {
+            return false;
+        }
+        for (int i = 0; i < name.length(); i++) {
+            char c = name.charAt(i);
+            if (c <= 0x20 || c >= 0x7f || c == '/') {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /**
+     * The driver version a file name carries, if it is shaped like a driver library:
+     * {@code libnvidia-ml.so.535.104.05 -> 535.104.05}. A single number ({@code libfoo.so.1})
+     * is an alias, never a driver file.
+     */
+    public static Optional<String> versionOf(String fileName) {
+        if (!isPlainName(fileName)) {
+            return Optional.empty();
+        }
+        Matcher m = VERSIONED_LIBRARY.matcher(fileName);
+        return m.matches() ? Optional.of(m.group(2)) : Optional.empty();
+    }
+
+    /** True if {@code fileName} is {@code lib*.so.<version>} for exactly this version. */
+    public static boolean isDriverFile(String fileName, String driverVersion) {
+        return versionOf(fileName).map(driverVersion::equals).orElse(false);
+    }
+
+    /** The last component of a slash-separated path. */
+    public static String baseName(String path) {
+        int slash = path.lastIndexOf('/');
+        return slash < 0 ? path : path.substring(slash + 1);
+    }
+
+    /** The directory part of a slash-separated absolute path ({@code /} for a top-level name). */
+    public static String dirName(String path) {
+        int slash = path.lastIndexOf('/');
+        if (slash <= 0) {
+            return "/";
+        }
+        return path.substring(0, slash);
+    }
+}
