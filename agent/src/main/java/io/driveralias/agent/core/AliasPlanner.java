@@ -43,7 +43,8 @@ public final class AliasPlanner {
         if (devLinks) {
             for (DriverLibrary lib : sorted) {
                 String dev = lib.devLinkName();
-                if (dev == null || dev.equals(lib.soname()) || dev.equals(lib.fileName())) {
+                // Internal libraries (SONAME == file name) are never linked against by name.
+                if (dev == null || lib.soname().equals(lib.fileName()) || dev.equals(lib.soname())) {
                     continue;
                 }
                 actions.add(claim(claimed, directory, dev, lib.soname(), listing));

@@ -1,0 +1,13 @@
+package io.driveralias.agent.cli;
+
+/** The exit codes of DESIGN.md: scripts and Kubernetes probes depend on them. */
+public final class ExitCodes {
+
+    public static final int HEALTHY = 0;
+    public static final int UNREPAIRED = 1;
+    public static final int USAGE = 2;
+    public static final int DOCKER_UNREACHABLE = 3;
+
+    private ExitCodes() {
+    }
+}

@@ -1,0 +1,50 @@
+package io.driveralias.agent.cli;
+
+import io.driveralias.agent.config.AgentConfig;
+import io.driveralias.agent.core.AliasPlanner;
+import io.driveralias.agent.fs.ErrnoException;
+import io.driveralias.agent.fs.PathResolver;
+import io.driveralias.agent.fs.RootFs;
+import io.driveralias.agent.repair.DriverLocator;
+import io.driveralias.agent.repair.LocateRequest;
+import io.driveralias.agent.repair.RepairReport;
+import io.driveralias.agent.repair.RootRepairer;
+import io.driveralias.agent.repair.SonameCache;
+import java.io.PrintStream;
+import java.util.Map;
+
+/** {@code repair --root DIR}: one unpacked root filesystem, no Docker. */
+public final class RootRepairCommand {
+
+    private final AgentConfig config;
+    private final PrintStream out;
+    private final PrintStream err;
+
+    public RootRepairCommand(AgentConfig config, PrintStream out, PrintStream err) {
+        this.config = config;
+        this.out = out;
+        this.err = err;
+    }
+
+    public int run() {
+        String rootPath = config.root().orElseThrow();
+        PathResolver resolver = PathResolver.detect(config.forceWalkResolver());
+        RootRepairer repairer = new RootRepairer(new DriverLocator(new SonameCache(256)),
+                new AliasPlanner(config.devLinks()));
+        RepairReport report;
+        try (RootFs root = RootFs.openHostDirectory(rootPath, resolver)) {
+            report = repairer.repair(root, LocateRequest.of(config.libraryDirectories(), config.driverVersion()),
+                    config.dryRun() ? RootRepairer.Mode.DRY_RUN : RootRepairer.Mode.APPLY);
+        } catch (ErrnoException e) {
+            err.println("driver-alias-agent: cannot open root " + rootPath + ": " + e.getMessage());
+            return ExitCodes.USAGE;
+        }
+        ReportPrinter printer = new ReportPrinter(out, false);
+        if (config.json()) {
+            printer.json(ReportPrinter.toMap(report, Map.of("root", rootPath, "resolver", resolver.name())));
+        } else {
+            printer.text(report);
+        }
+        return report.healthy() ? ExitCodes.HEALTHY : ExitCodes.UNREPAIRED;
+    }
+}

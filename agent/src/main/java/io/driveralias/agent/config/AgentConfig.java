@@ -1,0 +1,56 @@
+package io.driveralias.agent.config;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Everything the agent is told, validated. Built once at startup by {@link ConfigParser}
+ * (flag > environment > default); tests build it from literal maps.
+ */
+public record AgentConfig(
+        Command command,
+        List<String> containerIds,
+        Optional<String> root,
+        boolean dryRun,
+        boolean json,
+        String dockerHost,
+        String listenHost,
+        int listenPort,
+        List<String> includeImages,
+        List<String> excludeImages,
+        List<String> libraryDirectories,
+        Optional<String> driverVersion,
+        boolean devLinks,
+        LdconfigMode ldconfig,
+        Duration resyncInterval,
+        KubernetesMode kubernetes,
+        Optional<String> nodeName,
+        LogFormat logFormat,
+        String hostProc,
+        boolean forceWalkResolver,
+        int workers,
+        Duration shutdownGrace) {
+
+    /** Where the NVIDIA runtimes put driver files (DESIGN.md); {@code --lib-dir} adds more. */
+    public static final List<String> DEFAULT_LIBRARY_DIRECTORIES = List.of(
+            "/usr/lib/x86_64-linux-gnu",
+            "/usr/lib/aarch64-linux-gnu",
+            "/usr/lib64",
+            "/usr/local/nvidia/lib64");
+
+    public enum Command { RUN, CHECK, REPAIR }
+
+    public enum LdconfigMode { EXEC, OFF }
+
+    public enum KubernetesMode { AUTO, ON, OFF }
+
+    public enum LogFormat { TEXT, JSON }
+
+    public AgentConfig {
+        containerIds = List.copyOf(containerIds);
+        includeImages = List.copyOf(includeImages);
+        excludeImages = List.copyOf(excludeImages);
+        libraryDirectories = List.copyOf(libraryDirectories);
+    }
+}

@@ -1,0 +1,262 @@
+package io.driveralias.agent.config;
+
+import io.driveralias.agent.config.AgentConfig.Command;
+import io.driveralias.agent.config.AgentConfig.KubernetesMode;
+import io.driveralias.agent.config.AgentConfig.LdconfigMode;
+import io.driveralias.agent.config.AgentConfig.LogFormat;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * Builds {@link AgentConfig} from the command line and the environment. Every option
+ * {@code --some-option} has the variable {@code DRIVER_ALIAS_SOME_OPTION}; a flag wins over
+ * the variable, the variable over the default. Repeatable options take a comma-separated
+ * list in the environment.
+ */
+public final class ConfigParser {
+
+    /** Name, default (null: none), whether it repeats, whether it is a boolean switch, help. */
+    public record Option(String name, String defaultValue, boolean repeatable, boolean flag, String help) {
+        public String environmentVariable() {
+            return "DRIVER_ALIAS_" + name.toUpperCase(Locale.ROOT).replace('-', '_');
+        }
+    }
+
+    public static final List<Option> OPTIONS = List.of(
+            new Option("docker-host", "unix:///var/run/docker.sock", false, false,
+                    "Docker endpoint (DOCKER_HOST is honoured too)"),
+            new Option("listen", "0.0.0.0:9470", false, false, "address for /metrics, /healthz, /readyz"),
+            new Option("include-image", null, true, false, "only containers whose image matches a glob"),
+            new Option("exclude-image", null, true, false, "skip containers whose image matches a glob"),
+            new Option("lib-dir", null, true, false, "extra library directory to scan (added to the defaults)"),
+            new Option("driver-version", null, false, false, "driver version to repair (default: detect)"),
+            new Option("dev-links", "false", false, true, "also create libX.so -> SONAME development links"),
+            new Option("ldconfig", "exec", false, false, "exec: refresh ld.so.cache with the container's ldconfig; off"),
+            new Option("resync-interval", "60s", false, false, "period of the full reconcile"),
+            new Option("dry-run", "false", false, true, "print what would be done, change nothing"),
+            new Option("json", "false", false, true, "machine-readable output for check and repair"),
+            new Option("kubernetes", "auto", false, false, "auto|on|off: Kubernetes Events on the pod"),
+            new Option("node-name", null, false, false, "this node's name (default: $NODE_NAME)"),
+            new Option("log-format", "text", false, false, "text|json"),
+            new Option("host-proc", "/proc", false, false, "where the host's processes are visible"),
+            new Option("root", null, false, false, "repair an unpacked root filesystem instead of containers"),
+            new Option("resolver", "auto", false, false, "auto|walk: force the pre-openat2 path walk (tests)"),
+            new Option("workers", "2", false, false, "repair workers"),
+            new Option("shutdown-grace", "10s", false, false, "how long SIGTERM waits for repairs in flight"));
+
+    private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)?");
+    private static final Pattern VERSION = Pattern.compile("[0-9]+(\\.[0-9]+)+");
+
+    private ConfigParser() {
+    }
+
+    public static AgentConfig parse(List<String> args, Map<String, String> env) throws ConfigException {
+        Map<String, List<String>> flags = new LinkedHashMap<>();
+        List<String> positional = new ArrayList<>();
+        for (int i = 0; i < args.size(); i++) {
+            String arg = args.get(i);
+            if (!arg.startsWith("--")) {
+                positional.add(arg);
+                continue;
+            }
+            String name = arg.substring(2);
+            String value = null;
+            int eq = name.indexOf('=');
+            if (eq >= 0) {
+                value = name.substring(eq + 1);
+                name = name.substring(0, eq);
+            }
+            String given = name;
+            Option option = find(name).orElseThrow(
+                    () -> new ConfigException("unknown option --" + given + " (--help lists them)"));
+            if (value == null) {
+                if (option.flag()) {
+                    value = "true";
+                } else if (i + 1 < args.size()) {
+                    value = args.get(++i);
+                } else {
+                    throw new ConfigException("--" + name + " needs a value");
+                }
+            }
+            List<String> values = flags.computeIfAbsent(name, k -> new ArrayList<>());
+            if (!values.isEmpty() && !option.repeatable()) {
+                throw new ConfigException("--" + name + " given twice");
+            }
+            values.add(value);
+        }
+        if (positional.isEmpty()) {
+            throw new ConfigException("no command: use run, check or repair (--help for more)");
+        }
+        Values v = new Values(flags, env);
+        Command command = parseEnum(Command.class, "command", positional.getFirst());
+        List<String> ids = positional.subList(1, positional.size());
+        Optional<String> root = v.optional("root");
+        if (root.isPresent() && (command != Command.REPAIR || !ids.isEmpty())) {
+            throw new ConfigException("--root goes with 'repair' and no container ids");
+        }
+        if (command == Command.RUN && !ids.isEmpty()) {
+            throw new ConfigException("'run' takes no container ids");
+        }
+        String[] listen = hostPort(v.single("listen"));
+        Optional<String> version = v.optional("driver-version");
+        if (version.isPresent() && !VERSION.matcher(version.get()).matches()) {
+            throw new ConfigException("--driver-version must look like 535.104.05, got " + version.get());
+        }
+        List<String> libDirs = new ArrayList<>(AgentConfig.DEFAULT_LIBRARY_DIRECTORIES);
+        for (String dir : v.list("lib-dir")) {
+            if (!dir.startsWith("/")) {
+                throw new ConfigException("--lib-dir must be an absolute path inside the container: " + dir);
+            }
+            if (!libDirs.contains(dir)) {
+                libDirs.add(dir);
+            }
+        }
+        String resolver = v.single("resolver");
+        if (!resolver.equals("auto") && !resolver.equals("walk")) {
+            throw new ConfigException("--resolver is auto or walk, got " + resolver);
+        }
+        int workers = integer("workers", v.single("workers"), 1, 16);
+        Duration resync = duration("resync-interval", v.single("resync-interval"));
+        if (resync.compareTo(Duration.ofSeconds(1)) < 0) {
+            throw new ConfigException("--resync-interval must be at least 1s");
+        }
+        return new AgentConfig(command, ids, root, v.bool("dry-run"), v.bool("json"),
+                v.optional("docker-host").orElse(env.getOrDefault("DOCKER_HOST", option("docker-host").defaultValue())),
+                listen[0], integer("listen port", listen[1], 0, 65535),
+                v.list("include-image"), v.list("exclude-image"), libDirs, version, v.bool("dev-links"),
+                parseEnum(LdconfigMode.class, "ldconfig", v.single("ldconfig")),
+                resync,
+                parseEnum(KubernetesMode.class, "kubernetes", v.single("kubernetes")),
+                v.optional("node-name").or(() -> Optional.ofNullable(env.get("NODE_NAME")).filter(s -> !s.isBlank())),
+                parseEnum(LogFormat.class, "log-format", v.single("log-format")),
+                v.single("host-proc"), resolver.equals("walk"), workers,
+                duration("shutdown-grace", v.single("shutdown-grace")));
+    }
+
+    /** Flag, then environment, then default, for one option. */
+    private record Values(Map<String, List<String>> flags, Map<String, String> env) {
+
+        Optional<String> optional(String name) {
+            List<String> given = flags.get(name);
+            if (given != null) {
+                return Optional.of(given.getFirst());
+            }
+            String fromEnv = env.get(option(name).environmentVariable());
+            if (fromEnv != null && !fromEnv.isBlank()) {
+                return Optional.of(fromEnv.trim());
+            }
+            return Optional.ofNullable(option(name).defaultValue());
+        }
+
+        String single(String name) {
+            return optional(name).orElseThrow();
+        }
+
+        List<String> list(String name) {
+            List<String> given = flags.get(name);
+            if (given != null) {
+                return List.copyOf(given);
+            }
+            String fromEnv = env.get(option(name).environmentVariable());
+            if (fromEnv == null || fromEnv.isBlank()) {
+                return List.of();
+            }
+            return List.of(fromEnv.trim().split("\\s*,\\s*"));
+        }
+
+        boolean bool(String name) throws ConfigException {
+            String value = single(name).toLowerCase(Locale.ROOT);
+            return switch (value) {
+                case "true", "1", "yes", "on" -> true;
+                case "false", "0", "no", "off" -> false;
+                default -> throw new ConfigException("--" + name + " is true or false, got " + value);
+            };
+        }
+    }
+
+    private static Optional<Option> find(String name) {
+        return OPTIONS.stream().filter(o -> o.name().equals(name)).findFirst();
+    }
+
+    /** An option the parser itself names: always in the table. */
+    private static Option option(String name) {
+        return find(name).orElseThrow();
+    }
+
+    private static <E extends Enum<E>> E parseEnum(Class<E> type, String what, String value) throws ConfigException {
+        try {
+            return Enum.valueOf(type, value.toUpperCase(Locale.ROOT));
+        } catch (IllegalArgumentException e) {
+            List<String> allowed = new ArrayList<>();
+            for (E constant : type.getEnumConstants()) {
+                allowed.add(constant.name().toLowerCase(Locale.ROOT));
+            }
+            throw new ConfigException(what + " must be one of " + allowed + ", got '" + value + "'");
+        }
+    }
+
+    static Duration duration(String what, String value) throws ConfigException {
+        Matcher m = DURATION.matcher(value.trim());
+        if (!m.matches()) {
+            throw new ConfigException("--" + what + " is a duration like 500ms, 60s, 5m or 1h, got " + value);
+        }
+        long n = Long.parseLong(m.group(1));
+        String unit = m.group(2) == null ? "s" : m.group(2);
+        return switch (unit) {
+            case "ms" -> Duration.ofMillis(n);
+            case "m" -> Duration.ofMinutes(n);
+            case "h" -> Duration.ofHours(n);
+            default -> Duration.ofSeconds(n);
+        };
+    }
+
+    private static int integer(String what, String value, int min, int max) throws ConfigException {
+        try {
+            int n = Integer.parseInt(value.trim());
+            if (n < min || n > max) {
+                throw new ConfigException(what + " must be between " + min + " and " + max + ", got " + n);
+            }
+            return n;
+        } catch (NumberFormatException e) {
+            throw new ConfigException(what + " must be a number, got " + value);
+        }
+    }
+
+    private static String[] hostPort(String listen) throws ConfigException {
+        int colon = listen.lastIndexOf(':');
+        if (colon < 0) {
+            throw new ConfigException("--listen is host:port, got " + listen);
+        }
+        String host = listen.substring(0, colon);
+        if (host.startsWith("[") && host.endsWith("]")) {
+            host = host.substring(1, host.length() - 1);
+        }
+        return new String[] {host.isEmpty() ? "0.0.0.0" : host, listen.substring(colon + 1)};
+    }
+
+    /** The option table as help text. */
+    public static String usage() {
+        StringBuilder b = new StringBuilder("""
+                usage: driver-alias-agent run [options]
+                       driver-alias-agent check [ID...] [--json]
+                       driver-alias-agent repair [ID...] [--dry-run] [--json]
+                       driver-alias-agent repair --root DIR [--dry-run] [--json] [--driver-version V] [--lib-dir D]... [--dev-links]
+
+                options (each also as DRIVER_ALIAS_<OPTION>; flag > environment > default):
+                """);
+        for (Option o : OPTIONS) {
+            String left = "  --" + o.name() + (o.flag() ? "" : " VALUE") + (o.repeatable() ? " (repeatable)" : "");
+            b.append(String.format("%-40s %s%s%n", left, o.help(),
+                    o.defaultValue() == null ? "" : " [" + o.defaultValue() + "]"));
+        }
+        b.append("\nexit codes: 0 all healthy, 1 some unrepaired, 2 usage or configuration error, 3 cannot reach Docker\n");
+        return b.toString();
+    }
+}

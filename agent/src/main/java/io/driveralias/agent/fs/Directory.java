@@ -1,0 +1,179 @@
+package io.driveralias.agent.fs;
+
+import io.driveralias.agent.core.DirEntry;
+import io.driveralias.agent.core.DirectoryListing;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * An open directory inside a {@link RootFs}. Every operation names a single entry of this
+ * directory (no slashes), so no path is resolved past the fd.
+ */
+public final class Directory implements AutoCloseable {
+
+    /** A hostile image can put millions of names in a library directory; past this, give up. */
+    public static final int MAX_ENTRIES = 200_000;
+
+    private final int fd;
+    private final String path;
+    private final FileStat stat;
+
+    Directory(int fd, String path, FileStat stat) {
+        this.fd = fd;
+        this.path = path;
+        this.stat = stat;
+    }
+
+    public String path() {
+        return path;
+    }
+
+    public FileStat stat() {
+        return stat;
+    }
+
+    public List<Libc.RawDirent> names() throws ErrnoException {
+        return Libc.readDirectory(fd, MAX_ENTRIES);
+    }
+
+    /** What is at {@code name}, without following it; empty when nothing is. */
+    public Optional<DirEntry> entry(String name) throws ErrnoException {
+        requirePlain(name);
+        FileStat s;
+        try {
+            s = Libc.statx(fd, name, false);
+        } catch (ErrnoException e) {
+            if (e.is(Errno.ENOENT)) {
+                return Optional.empty();
+            }
+            throw e;
+        }
+        if (s.isSymlink()) {
+            return Optional.of(DirEntry.symlink(name, Libc.readlinkat(fd, name)));
+        }
+        if (s.isRegularFile()) {
+            return Optional.of(DirEntry.file(name));
+        }
+        return Optional.of(s.isDirectory() ? DirEntry.directory(name) : DirEntry.other(name));
+    }
+
+    /**
+     * This directory as the planner sees it. The planner asks about a handful of names, so
+     * entries are looked up on demand; an error on one name makes the planner see a special
+     * file there, which it never touches.
+     */
+    public DirectoryListing listing() {
+        return name -> {
+            try {
+                return entry(name);
+            } catch (ErrnoException e) {
+                return Optional.of(DirEntry.other(name));
+            }
+        };
+    }
+
+    /** Opens a regular file of this directory for reading; a symlink at that name is refused. */
+    public ReadableFile openFile(String name) throws ErrnoException {
+        requirePlain(name);
+        return ReadableFile.fromPathFd(Libc.openat(fd, name, OpenFlags.O_PATH | OpenFlags.O_NOFOLLOW), path + "/" + name);
+    }
+
+    public FileStat statEntry(String name) throws ErrnoException {
+        requirePlain(name);
+        return Libc.statx(fd, name, false);
+    }
+
+    /**
+     * Makes {@code name} a symlink to {@code target}, atomically: the link is made under a
+     * random name and renamed over {@code name}. With {@code replace} false nothing may be at
+     * {@code name} (RENAME_NOREPLACE); with {@code replace} true only a symlink may be there,
+     * checked after an atomic exchange, so a file or directory that appeared in the meantime
+     * is put back untouched. The temporary is removed on every failure.
+     */
+    public void link(String name, String target, boolean replace) throws ErrnoException {
+        requirePlain(name);
+        requirePlain(target);
+        String temporary = RootFs.temporaryName(name);
+        Libc.symlinkat(target, fd, temporary);
+        boolean placed = false;
+        try {
+            if (replace) {
+                exchangeOverSymlink(temporary, name);
+            } else {
+                renameNoReplace(temporary, name);
+            }
+            placed = true;
+        } finally {
+            if (!placed) {
+                unlinkQuietly(temporary);
+            }
+        }
+    }
+
+    private void renameNoReplace(String temporary, String name) throws ErrnoException {
+        try {
+            Libc.renameat2(fd, temporary, name, OpenFlags.RENAME_NOREPLACE);
+        } catch (ErrnoException e) {
+            if (!e.is(Errno.EINVAL) && !e.is(Errno.ENOSYS)) {
+                throw e;
+            }
+            // A filesystem without RENAME_NOREPLACE: check, then plain rename (tiny window,
+            // and the worst a racing container can do is lose its own file in its own root).
+            if (entry(name).isPresent()) {
+                throw new ErrnoException("link", name, Errno.EEXIST);
+            }
+            Libc.renameat2(fd, temporary, name, 0);
+        }
+    }
+
+    private void exchangeOverSymlink(String temporary, String name) throws ErrnoException {
+        try {
+            Libc.renameat2(fd, temporary, name, OpenFlags.RENAME_EXCHANGE);
+        } catch (ErrnoException e) {
+            if (e.is(Errno.ENOENT)) {
+                renameNoReplace(temporary, name);
+                return;
+            }
+            if (!e.is(Errno.EINVAL) && !e.is(Errno.ENOSYS)) {
+                throw e;
+            }
+            if (!Libc.statx(fd, name, false).isSymlink()) {
+                throw new ErrnoException("link", name + " (no longer a symlink)", Errno.EEXIST);
+            }
+            Libc.renameat2(fd, temporary, name, 0);
+            return;
+        }
+        // The old entry now sits at the temporary name.
+        if (Libc.statx(fd, temporary, false).isSymlink()) {
+            Libc.unlinkat(fd, temporary, 0);
+            return;
+        }
+        Libc.renameat2(fd, temporary, name, OpenFlags.RENAME_EXCHANGE);
+        throw new ErrnoException("link", name + " (no longer a symlink)", Errno.EEXIST);
+    }
+
+    /** The text of the symlink at {@code name}. */
+    public String readLink(String name) throws ErrnoException {
+        requirePlain(name);
+        return Libc.readlinkat(fd, name);
+    }
+
+    private void unlinkQuietly(String name) {
+        try {
+            Libc.unlinkat(fd, name, 0);
+        } catch (ErrnoException ignored) {
+            // Already gone, or the directory went read-only: nothing more to do.
+        }
+    }
+
+    private static void requirePlain(String name) throws ErrnoException {
+        if (name.isEmpty() || name.indexOf('/') >= 0 || name.equals(".") || name.equals("..")) {
+            throw new ErrnoException("name", name, Errno.EINVAL);
+        }
+    }
+
+    @Override
+    public void close() {
+        Libc.close(fd);
+    }
+}

@@ -1,0 +1,23 @@
+package io.driveralias.agent.fs;
+
+/**
+ * A system call failed. Carries the errno so callers can map it to a failure reason
+ * ({@code EROFS} -> read_only, {@code EXDEV} -> unsafe_path, ...).
+ */
+public final class ErrnoException extends Exception {
+
+    private final int errno;
+
+    public ErrnoException(String operation, String path, int errno) {
+        super(operation + (path == null ? "" : " " + path) + ": " + Errno.describe(errno));
+        this.errno = errno;
+    }
+
+    public int errno() {
+        return errno;
+    }
+
+    public boolean is(int code) {
+        return errno == code;
+    }
+}

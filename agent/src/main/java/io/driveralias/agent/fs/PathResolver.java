@@ -1,0 +1,36 @@
+package io.driveralias.agent.fs;
+
+/**
+ * Opens a path inside an untrusted root directory by the root's rules, never the host's:
+ * absolute symlinks and {@code ..} stay inside the root, magic links ({@code /proc/<pid>/root},
+ * {@code /proc/<pid>/fd/N}) are refused with ELOOP, and with {@code noXdev} any mount point
+ * on the way (a bind mount from the host, most importantly) is refused with EXDEV.
+ *
+ * <p>The last component is followed unless {@code flags} holds O_NOFOLLOW. Only O_PATH or
+ * O_DIRECTORY opens are allowed: a regular file is opened for reading by reopening an O_PATH
+ * fd after fstat showed it is safe (see {@link RootFs}), so a FIFO is never opened.
+ */
+public interface PathResolver {
+
+    int open(int rootFd, String path, int flags, boolean noXdev) throws ErrnoException;
+
+    /** "openat2" or "walk", for logs and tests. */
+    String name();
+
+    /**
+     * openat2 where the kernel has it (5.6+), else the walk. {@code forceWalk} exists so that
+     * both are tested on the same machine.
+     */
+    static PathResolver detect(boolean forceWalk) {
+        if (forceWalk) {
+            return new WalkResolver();
+        }
+        return Openat2Resolver.isSupported() ? new Openat2Resolver() : new WalkResolver();
+    }
+
+    static void checkFlags(int flags) {
+        if ((flags & (OpenFlags.O_PATH | OpenFlags.O_DIRECTORY)) == 0) {
+            throw new IllegalArgumentException("resolvers open with O_PATH or O_DIRECTORY only");
+        }
+    }
+}

@@ -1,0 +1,23 @@
+package io.driveralias.agent.repair;
+
+import io.driveralias.agent.core.FailureReason;
+import io.driveralias.agent.fs.Errno;
+import io.driveralias.agent.fs.ErrnoException;
+
+/** Maps a failed system call to the failure reason users and alerts see. */
+public final class Failures {
+
+    private Failures() {
+    }
+
+    public static FailureReason reasonOf(ErrnoException e) {
+        return switch (e.errno()) {
+            case Errno.EROFS -> FailureReason.READ_ONLY;
+            case Errno.EACCES, Errno.EPERM -> FailureReason.PERMISSION;
+            case Errno.EXDEV, Errno.ELOOP, Errno.ENOTDIR, Errno.EAGAIN -> FailureReason.UNSAFE_PATH;
+            case Errno.EEXIST -> FailureReason.CONFLICT;
+            case Errno.ESRCH -> FailureReason.CONTAINER_GONE;
+            default -> FailureReason.IO;
+        };
+    }
+}

@@ -1,0 +1,69 @@
+package io.driveralias.agent.repair;
+
+import io.driveralias.agent.core.ActionKind;
+import io.driveralias.agent.core.FailureReason;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+
+/** Everything one repair (or dry run, or check) of one root found and did. */
+public record RepairReport(Optional<String> driverVersion, List<LinkResult> links, List<Problem> problems) {
+
+    /** The outcome labels of {@code driver_alias_containers_total} that a root can have. */
+    public enum Outcome {
+        REPAIRED("repaired"), HEALTHY("healthy"), NO_DRIVER("no_driver"), FAILED("failed");
+
+        private final String label;
+
+        Outcome(String label) {
+            this.label = label;
+        }
+
+        public String label() {
+            return label;
+        }
+    }
+
+    public RepairReport {
+        links = List.copyOf(links);
+        problems = List.copyOf(problems);
+    }
+
+    public boolean hasDriver() {
+        return driverVersion.isPresent();
+    }
+
+    /** Nothing failed, nothing conflicts, nothing is left to do. */
+    public boolean healthy() {
+        return problems.isEmpty() && links.stream()
+                .noneMatch(l -> l.status() == LinkStatus.FAILED || l.status() == LinkStatus.PLANNED);
+    }
+
+    public Outcome outcome() {
+        if (!healthy()) {
+            return hasDriver() || !problems.isEmpty() ? Outcome.FAILED : Outcome.NO_DRIVER;
+        }
+        if (!hasDriver()) {
+            return Outcome.NO_DRIVER;
+        }
+        return count(ActionKind.CREATE) + count(ActionKind.REPLACE) > 0 ? Outcome.REPAIRED : Outcome.HEALTHY;
+    }
+
+    /** Applied links of one kind (CREATE or REPLACE). */
+    public long count(ActionKind kind) {
+        return links.stream().filter(l -> l.status() == LinkStatus.APPLIED && l.action().kind() == kind).count();
+    }
+
+    public List<LinkResult> applied() {
+        return links.stream().filter(l -> l.status() == LinkStatus.APPLIED).toList();
+    }
+
+    /** Each distinct reason this root is not healthy, links first, then problems. */
+    public Set<FailureReason> failureReasons() {
+        Set<FailureReason> reasons = new LinkedHashSet<>();
+        links.stream().filter(l -> l.status() == LinkStatus.FAILED).forEach(l -> reasons.add(l.reason()));
+        problems.forEach(p -> reasons.add(p.reason()));
+        return reasons;
+    }
+}

@@ -1,0 +1,163 @@
+package io.driveralias.agent.repair;
+
+import io.driveralias.agent.core.ActionKind;
+import io.driveralias.agent.core.AliasPlanner;
+import io.driveralias.agent.core.FailureReason;
+import io.driveralias.agent.core.LinkAction;
+import io.driveralias.agent.fs.Directory;
+import io.driveralias.agent.fs.Errno;
+import io.driveralias.agent.fs.ErrnoException;
+import io.driveralias.agent.fs.FileStat;
+import io.driveralias.agent.fs.RootFs;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Locate, plan, apply, verify: the whole repair of one root filesystem. Used by
+ * {@code repair --root} and, with a container's root fd, by the live agent.
+ */
+public final class RootRepairer {
+
+    public enum Mode {
+        /** Create and replace links. */
+        APPLY,
+        /** Report what would be done (and, for {@code check}, what is missing). */
+        DRY_RUN
+    }
+
+    private final DriverLocator locator;
+    private final AliasPlanner planner;
+
+    public RootRepairer(DriverLocator locator, AliasPlanner planner) {
+        this.locator = locator;
+        this.planner = planner;
+    }
+
+    /** Throws only ESRCH (the container is gone); every other failure is in the report. */
+    public RepairReport repair(RootFs root, LocateRequest request, Mode mode) throws ErrnoException {
+        DriverInventory inventory = locator.locate(root, request);
+        List<LinkResult> results = new ArrayList<>();
+        List<Problem> problems = new ArrayList<>(inventory.problems());
+        for (Map.Entry<String, List<LocatedLibrary>> entry : inventory.byDirectory().entrySet()) {
+            try {
+                results.addAll(repairDirectory(root, entry.getKey(), entry.getValue(), mode));
+            } catch (ErrnoException e) {
+                if (e.is(Errno.ESRCH)) {
+                    throw e;
+                }
+                problems.add(new Problem(entry.getKey(), Failures.reasonOf(e), e.getMessage()));
+            }
+        }
+        return new RepairReport(inventory.driverVersion(), results, problems);
+    }
+
+    private List<LinkResult> repairDirectory(RootFs root, String path, List<LocatedLibrary> libraries, Mode mode)
+            throws ErrnoException {
+        List<LinkAction> actions;
+        FileStat identity;
+        try (Directory dir = root.openDirectory(path, false)) {
+            identity = dir.stat();
+            actions = planner.plan(path, libraries.stream().map(LocatedLibrary::library).toList(), dir.listing());
+        }
+        List<LinkResult> results = new ArrayList<>();
+        List<LinkAction> changes = new ArrayList<>();
+        for (LinkAction action : actions) {
+            switch (action.kind()) {
+                case CREATE, REPLACE -> {
+                    if (mode == Mode.APPLY) {
+                        changes.add(action);
+                    } else {
+                        results.add(LinkResult.of(action, LinkStatus.PLANNED));
+                    }
+                }
+                case CONFLICT -> results.add(LinkResult.failed(action, FailureReason.CONFLICT, action.detail()));
+                case KEEP, SKIP -> results.add(LinkResult.of(action, LinkStatus.UNCHANGED));
+            }
+        }
+        results.addAll(apply(root, path, identity, changes));
+        try (Directory dir = root.openDirectory(path, false)) {
+            return verify(root, dir, results, expectedFiles(libraries));
+        }
+    }
+
+    private static List<LinkResult> apply(RootFs root, String path, FileStat identity, List<LinkAction> changes) {
+        if (changes.isEmpty()) {
+            return List.of();
+        }
+        List<LinkResult> results = new ArrayList<>();
+        try (Directory dir = root.openDirectory(path, true)) {
+            if (!dir.stat().sameFile(identity)) {
+                throw new ErrnoException("open", path + " (swapped since it was planned)", Errno.EAGAIN);
+            }
+            for (LinkAction action : changes) {
+                try {
+                    dir.link(action.name(), action.target(), action.kind() == ActionKind.REPLACE);
+                    results.add(LinkResult.of(action, LinkStatus.APPLIED));
+                } catch (ErrnoException e) {
+                    results.add(LinkResult.failed(action, Failures.reasonOf(e), e.getMessage()));
+                }
+            }
+        } catch (ErrnoException e) {
+            String message = e.is(Errno.EXDEV)
+                    ? path + " is a mount point (a directory mounted from the host?): not written"
+                    : e.getMessage();
+            for (LinkAction action : changes) {
+                results.add(LinkResult.failed(action, Failures.reasonOf(e), message));
+            }
+        }
+        return results;
+    }
+
+    /** Every alias name, mapped to the driver file it must reach once followed. */
+    private static Map<String, FileStat> expectedFiles(List<LocatedLibrary> libraries) {
+        Map<String, FileStat> expected = new HashMap<>();
+        for (LocatedLibrary located : libraries) {
+            expected.put(located.library().soname(), located.stat());
+            String dev = located.library().devLinkName();
+            if (dev != null) {
+                expected.putIfAbsent(dev, located.stat());
+            }
+        }
+        return expected;
+    }
+
+    /**
+     * Reads back every link that should now be right: its text, and, resolved inside the
+     * root, the driver file it reaches. A link that does not pass is a failure.
+     */
+    private static List<LinkResult> verify(RootFs root, Directory dir, List<LinkResult> results,
+                                           Map<String, FileStat> expected) {
+        List<LinkResult> verified = new ArrayList<>(results.size());
+        for (LinkResult result : results) {
+            LinkAction action = result.action();
+            boolean check = result.status() == LinkStatus.APPLIED
+                    || (result.status() == LinkStatus.UNCHANGED && action.kind() == ActionKind.KEEP);
+            if (!check) {
+                verified.add(result);
+                continue;
+            }
+            String problem = verifyOne(root, dir, action, expected.get(action.name()));
+            verified.add(problem == null ? result
+                    : LinkResult.failed(action, FailureReason.IO, "verification failed: " + problem));
+        }
+        return verified;
+    }
+
+    private static String verifyOne(RootFs root, Directory dir, LinkAction action, FileStat expected) {
+        try {
+            String text = dir.readLink(action.name());
+            if (!text.equals(action.target()) && action.kind() != ActionKind.KEEP) {
+                return "link reads " + text;
+            }
+            FileStat reached = root.stat(action.path(), true);
+            if (expected != null && !reached.sameFile(expected)) {
+                return "link does not reach " + action.target();
+            }
+            return null;
+        } catch (ErrnoException e) {
+            return e.getMessage();
+        }
+    }
+}

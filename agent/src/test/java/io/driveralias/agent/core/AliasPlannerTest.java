@@ -1,0 +1,169 @@
+package io.driveralias.agent.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.api.Test;
+
+class AliasPlannerTest {
+
+    private static final String DIR = "/usr/lib/x86_64-linux-gnu";
+    private static final DriverLibrary CUDA = new DriverLibrary(DIR, "libcuda.so.535.104.05", "libcuda.so.1");
+
+    /** One row: what is at libcuda.so.1 now, and what the planner must decide. */
+    static Stream<Arguments> aliasCases() {
+        return Stream.of(
+                Arguments.of("nothing there", null, ActionKind.CREATE, "missing"),
+                Arguments.of("right relative link", DirEntry.symlink("libcuda.so.1", "libcuda.so.535.104.05"),
+                        ActionKind.KEEP, ""),
+                Arguments.of("right link with ./", DirEntry.symlink("libcuda.so.1", "./libcuda.so.535.104.05"),
+                        ActionKind.KEEP, ""),
+                Arguments.of("right absolute link", DirEntry.symlink("libcuda.so.1", DIR + "/libcuda.so.535.104.05"),
+                        ActionKind.KEEP, ""),
+                Arguments.of("stale link to an older driver that is still there",
+                        DirEntry.symlink("libcuda.so.1", "libcuda.so.470.199.02"), ActionKind.REPLACE,
+                        "points to libcuda.so.470.199.02"),
+                Arguments.of("dangling link", DirEntry.symlink("libcuda.so.1", "libcuda.so.418.87.01"),
+                        ActionKind.REPLACE, "dangling: libcuda.so.418.87.01"),
+                Arguments.of("link out of the root", DirEntry.symlink("libcuda.so.1", "/host/etc/shadow"),
+                        ActionKind.REPLACE, "points to /host/etc/shadow"),
+                Arguments.of("the image ships its own copy", DirEntry.file("libcuda.so.1"), ActionKind.CONFLICT,
+                        "a regular file holds the alias name"),
+                Arguments.of("a directory at the alias", DirEntry.directory("libcuda.so.1"), ActionKind.CONFLICT,
+                        "a directory holds the alias name"),
+                Arguments.of("a FIFO at the alias", DirEntry.other("libcuda.so.1"), ActionKind.CONFLICT,
+                        "a special file holds the alias name"));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("aliasCases")
+    void decidesWhatToDoAtTheAliasName(String description, DirEntry atAlias, ActionKind expected, String detail) {
+        List<DirEntry> listing = new ArrayList<>(List.of(
+                DirEntry.file("libcuda.so.535.104.05"), DirEntry.file("libcuda.so.470.199.02")));
+        if (atAlias != null) {
+            listing.add(atAlias);
+        }
+
+        List<LinkAction> plan = new AliasPlanner(false).plan(DIR, List.of(CUDA), DirectoryListing.of(listing));
+
+        assertThat(plan).containsExactly(
+                new LinkAction(expected, DIR, "libcuda.so.1", "libcuda.so.535.104.05", detail));
+    }
+
+    @Test
+    void skipsALibraryWhoseSonameIsItsFileName() {
+        DriverLibrary internal = new DriverLibrary(DIR, "libnvidia-glcore.so.535.104.05", "libnvidia-glcore.so.535.104.05");
+
+        List<LinkAction> plan = new AliasPlanner(true).plan(DIR, List.of(internal),
+                DirectoryListing.of(List.of(DirEntry.file(internal.fileName()))));
+
+        assertThat(plan).extracting(LinkAction::kind).containsExactly(ActionKind.SKIP);
+    }
+
+    @Test
+    void readsEachSonameRatherThanAssumingDotOne() {
+        List<DriverLibrary> libs = List.of(
+                new DriverLibrary(DIR, "libnvidia-nvvm.so.535.104.05", "libnvidia-nvvm.so.4"),
+                new DriverLibrary(DIR, "libGLX_nvidia.so.535.104.05", "libGLX_nvidia.so.0"),
+                new DriverLibrary(DIR, "libGLESv2_nvidia.so.535.104.05", "libGLESv2_nvidia.so.2"));
+
+        List<LinkAction> plan = new AliasPlanner(false).plan(DIR, libs, DirectoryListing.of(List.of()));
+
+        assertThat(plan).extracting(LinkAction::name, LinkAction::target).containsExactlyInAnyOrder(
+                org.assertj.core.groups.Tuple.tuple("libnvidia-nvvm.so.4", "libnvidia-nvvm.so.535.104.05"),
+                org.assertj.core.groups.Tuple.tuple("libGLX_nvidia.so.0", "libGLX_nvidia.so.535.104.05"),
+                org.assertj.core.groups.Tuple.tuple("libGLESv2_nvidia.so.2", "libGLESv2_nvidia.so.535.104.05"));
+        assertThat(plan).extracting(LinkAction::kind).containsOnly(ActionKind.CREATE);
+    }
+
+    @Test
+    void twoDriverVersionsSideBySideAliasTheRequestedOneOnly() {
+        // The image carries 470 with its aliases; 535 was injected. Only 535's files are libraries.
+        DriverLibrary ml535 = new DriverLibrary(DIR, "libnvidia-ml.so.535.104.05", "libnvidia-ml.so.1");
+        DirectoryListing listing = DirectoryListing.of(List.of(
+                DirEntry.file("libcuda.so.470.199.02"), DirEntry.file("libnvidia-ml.so.470.199.02"),
+                DirEntry.symlink("libcuda.so.1", "libcuda.so.470.199.02"),
+                DirEntry.symlink("libnvidia-ml.so.1", "libnvidia-ml.so.470.199.02"),
+                DirEntry.file("libcuda.so.535.104.05"), DirEntry.file("libnvidia-ml.so.535.104.05")));
+
+        List<LinkAction> plan = new AliasPlanner(false).plan(DIR, List.of(CUDA, ml535), listing);
+
+        assertThat(plan).extracting(LinkAction::kind, LinkAction::name, LinkAction::target).containsExactly(
+                org.assertj.core.groups.Tuple.tuple(ActionKind.REPLACE, "libcuda.so.1", "libcuda.so.535.104.05"),
+                org.assertj.core.groups.Tuple.tuple(ActionKind.REPLACE, "libnvidia-ml.so.1", "libnvidia-ml.so.535.104.05"));
+    }
+
+    @Test
+    void anImageWithItsOwnOlderNvmlAsARegularFileIsAConflictNotAnOverwrite() {
+        DriverLibrary ml = new DriverLibrary(DIR, "libnvidia-ml.so.535.104.05", "libnvidia-ml.so.1");
+        DirectoryListing listing = DirectoryListing.of(List.of(
+                DirEntry.file("libnvidia-ml.so.535.104.05"), DirEntry.file("libnvidia-ml.so.1")));
+
+        List<LinkAction> plan = new AliasPlanner(false).plan(DIR, List.of(ml), listing);
+
+        assertThat(plan).singleElement().satisfies(a -> {
+            assertThat(a.kind()).isEqualTo(ActionKind.CONFLICT);
+            assertThat(a.kind().changesSomething()).isFalse();
+        });
+    }
+
+    @Test
+    void devLinksOnlyWhenAskedAndPointingAtTheSoname() {
+        DirectoryListing empty = DirectoryListing.of(List.of());
+
+        assertThat(new AliasPlanner(false).plan(DIR, List.of(CUDA), empty)).hasSize(1);
+        List<LinkAction> withDev = new AliasPlanner(true).plan(DIR, List.of(CUDA), empty);
+
+        assertThat(withDev).extracting(LinkAction::name, LinkAction::target).containsExactly(
+                org.assertj.core.groups.Tuple.tuple("libcuda.so.1", "libcuda.so.535.104.05"),
+                org.assertj.core.groups.Tuple.tuple("libcuda.so", "libcuda.so.1"));
+    }
+
+    @Test
+    void devLinkOverARegularFileIsAConflictAndARightOneIsKept() {
+        DriverLibrary ml = new DriverLibrary(DIR, "libnvidia-ml.so.535.104.05", "libnvidia-ml.so.1");
+        DirectoryListing listing = DirectoryListing.of(List.of(
+                DirEntry.file("libcuda.so"), DirEntry.symlink("libnvidia-ml.so", "libnvidia-ml.so.1")));
+
+        List<LinkAction> plan = new AliasPlanner(true).plan(DIR, List.of(CUDA, ml), listing);
+
+        assertThat(plan).filteredOn(a -> a.name().endsWith(".so")).extracting(LinkAction::name, LinkAction::kind)
+                .containsExactly(
+                        org.assertj.core.groups.Tuple.tuple("libcuda.so", ActionKind.CONFLICT),
+                        org.assertj.core.groups.Tuple.tuple("libnvidia-ml.so", ActionKind.KEEP));
+    }
+
+    @Test
+    void twoFilesClaimingOneSonameConflictInsteadOfFlapping() {
+        DriverLibrary a = new DriverLibrary(DIR, "libnvidia-a.so.535.104.05", "libnvidia-x.so.1");
+        DriverLibrary b = new DriverLibrary(DIR, "libnvidia-b.so.535.104.05", "libnvidia-x.so.1");
+
+        List<LinkAction> plan = new AliasPlanner(false).plan(DIR, List.of(b, a), DirectoryListing.of(List.of()));
+
+        assertThat(plan).extracting(LinkAction::kind, LinkAction::target).containsExactly(
+                org.assertj.core.groups.Tuple.tuple(ActionKind.CREATE, "libnvidia-a.so.535.104.05"),
+                org.assertj.core.groups.Tuple.tuple(ActionKind.CONFLICT, "libnvidia-b.so.535.104.05"));
+    }
+
+    @Test
+    void refusesHostileNamesBeforeTheyReachThePlan() {
+        assertThatThrownBy(() -> new DriverLibrary(DIR, "libcuda.so.535.104.05", "../../etc/ld.so.preload"))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new DriverLibrary(DIR, "libcuda.so.535.104.05", ".."))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void aLibraryFromAnotherDirectoryIsAProgrammingError() {
+        DriverLibrary elsewhere = new DriverLibrary("/usr/lib64", "libcuda.so.535.104.05", "libcuda.so.1");
+
+        assertThatThrownBy(() -> new AliasPlanner(false).plan(DIR, List.of(elsewhere), DirectoryListing.of(List.of())))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+}

@@ -1,0 +1,71 @@
+package io.driveralias.agent.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+class DriverVersionsTest {
+
+    @ParameterizedTest(name = "{0} -> {1}")
+    @CsvSource(nullValues = "none", value = {
+            "libcuda.so.535.104.05, 535.104.05",
+            "libnvidia-ml.so.470.199.02, 470.199.02",
+            "libGLX_nvidia.so.550.54.14, 550.54.14",
+            "libnvidia-ptxjitcompiler.so.390.48, 390.48",
+            "libcuda.so.1, none",
+            "libcuda.so, none",
+            "libcuda.so.535.104.05.bak, none",
+            "libstdc++.so.6.0.30, 6.0.30",
+            "../libcuda.so.535.104.05, none",
+    })
+    void versionOfAFileName(String name, String version) {
+        assertThat(FileNames.versionOf(name)).isEqualTo(Optional.ofNullable(version));
+    }
+
+    @Test
+    void anchorsDecideOverOtherVersionedLibraries() {
+        List<String> names = List.of("libstdc++.so.6.0.30", "libssl.so.3.0.2", "libnvidia-ml.so.535.104.05",
+                "libcuda.so.535.104.05", "libz.so.1.2.13", "libffi.so.8.1.2");
+
+        assertThat(DriverVersions.detect(names)).contains("535.104.05");
+    }
+
+    @Test
+    void withTwoDriversTheNewestWinsAVote() {
+        List<String> names = List.of("libcuda.so.470.199.02", "libnvidia-ml.so.470.199.02",
+                "libcuda.so.535.104.05", "libnvidia-ml.so.535.104.05");
+
+        assertThat(DriverVersions.detect(names)).contains("535.104.05");
+    }
+
+    @Test
+    void withoutAnchorsTheNvidiaLibrariesVote() {
+        List<String> names = List.of("libnvidia-glcore.so.535.104.05", "libnvidia-tls.so.535.104.05",
+                "libnvidia-glcore.so.525.60.13", "libssl.so.3.0.2");
+
+        assertThat(DriverVersions.detect(names)).contains("535.104.05");
+    }
+
+    @Test
+    void noDriverFilesNoVersion() {
+        assertThat(DriverVersions.detect(List.of("libssl.so.3.0.2", "libz.so.1.2.13"))).isEmpty();
+    }
+
+    @Test
+    void versionsCompareNumerically() {
+        assertThat(DriverVersions.compareVersions("535.104.05", "535.54.03")).isPositive();
+        assertThat(DriverVersions.compareVersions("470.199.02", "535.54.03")).isNegative();
+        assertThat(DriverVersions.compareVersions("390.48", "390.48.1")).isNegative();
+    }
+
+    @ParameterizedTest
+    @CsvSource({"libcuda.so.1, true", "'', false", "., false", "..,false", "a/b, false", "'a b', false",
+            "libé.so, false"})
+    void plainNames(String name, boolean plain) {
+        assertThat(FileNames.isPlainName(name)).isEqualTo(plain);
+    }
+}
