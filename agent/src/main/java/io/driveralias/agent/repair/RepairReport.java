@@ -1,6 +1,7 @@
 package io.driveralias.agent.repair;
 
 import io.driveralias.agent.core.ActionKind;
+import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.FailureReason;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -9,21 +10,6 @@ import java.util.Set;
 
 /** Everything one repair (or dry run, or check) of one root found and did. */
 public record RepairReport(Optional<String> driverVersion, List<LinkResult> links, List<Problem> problems) {
-
-    /** The outcome labels of {@code driver_alias_containers_total} that a root can have. */
-    public enum Outcome {
-        REPAIRED("repaired"), HEALTHY("healthy"), NO_DRIVER("no_driver"), FAILED("failed");
-
-        private final String label;
-
-        Outcome(String label) {
-            this.label = label;
-        }
-
-        public String label() {
-            return label;
-        }
-    }
 
     public RepairReport {
         links = List.copyOf(links);
@@ -40,14 +26,14 @@ public record RepairReport(Optional<String> driverVersion, List<LinkResult> link
                 .noneMatch(l -> l.status() == LinkStatus.FAILED || l.status() == LinkStatus.PLANNED);
     }
 
-    public Outcome outcome() {
+    public ContainerOutcome outcome() {
         if (!healthy()) {
-            return hasDriver() || !problems.isEmpty() ? Outcome.FAILED : Outcome.NO_DRIVER;
+            return hasDriver() || !problems.isEmpty() ? ContainerOutcome.FAILED : ContainerOutcome.NO_DRIVER;
         }
         if (!hasDriver()) {
-            return Outcome.NO_DRIVER;
+            return ContainerOutcome.NO_DRIVER;
         }
-        return count(ActionKind.CREATE) + count(ActionKind.REPLACE) > 0 ? Outcome.REPAIRED : Outcome.HEALTHY;
+        return count(ActionKind.CREATE) + count(ActionKind.REPLACE) > 0 ? ContainerOutcome.REPAIRED : ContainerOutcome.HEALTHY;
     }
 
     /** Applied links of one kind (CREATE or REPLACE). */
