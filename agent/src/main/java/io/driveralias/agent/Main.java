@@ -1,15 +1,40 @@
 package io.driveralias.agent;
 
+import io.driveralias.agent.cli.ContainersCommand;
 import io.driveralias.agent.cli.ExitCodes;
 import io.driveralias.agent.cli.RootRepairCommand;
 import io.driveralias.agent.config.AgentConfig;
 import io.driveralias.agent.config.ConfigException;
 import io.driveralias.agent.config.ConfigParser;
+import io.driveralias.agent.core.AliasPlanner;
+import io.driveralias.agent.core.ContainerScope;
+import io.driveralias.agent.core.DriverVersions;
+import io.driveralias.agent.docker.DockerApi;
+import io.driveralias.agent.docker.DockerContainerEvents;
+import io.driveralias.agent.fs.PathResolver;
+import io.driveralias.agent.kube.PodEvents;
+import io.driveralias.agent.live.Agent;
+import io.driveralias.agent.live.ContainerRepairer;
+import io.driveralias.agent.live.ContainerRoots;
+import io.driveralias.agent.live.LdconfigRunner;
+import io.driveralias.agent.metrics.RepairMetrics;
+import io.driveralias.agent.repair.DriverLocator;
+import io.driveralias.agent.repair.RootRepairer;
+import io.driveralias.agent.repair.SonameCache;
+import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
-/** Composition root: parse the configuration, build the command, run it. Nothing else. */
+/** Composition root: parse the configuration, build the parts, run the command. Nothing else. */
 public final class Main {
 
     private Main() {
@@ -34,7 +59,77 @@ public final class Main {
         if (config.root().isPresent()) {
             return new RootRepairCommand(config, out, err).run();
         }
-        err.println("driver-alias-agent: '" + config.command().name().toLowerCase() + "' needs Docker: not built yet");
-        return ExitCodes.USAGE;
+        return switch (config.command()) {
+            case RUN -> runAgent(config);
+            case CHECK -> runOnce(config, RootRepairer.Mode.DRY_RUN, out, err);
+            case REPAIR -> runOnce(config, config.dryRun() ? RootRepairer.Mode.DRY_RUN : RootRepairer.Mode.APPLY, out, err);
+        };
+    }
+
+    private static int runOnce(AgentConfig config, RootRepairer.Mode mode, PrintStream out, PrintStream err) {
+        try (DockerApi docker = DockerApi.create(config.dockerHost())) {
+            LdconfigRunner ldconfig = config.ldconfig() == AgentConfig.LdconfigMode.EXEC && mode == RootRepairer.Mode.APPLY
+                    ? new LdconfigRunner(docker) : null;
+            ContainerRepairer repairer = repairer(config, docker, RepairMetrics.NOOP, PodEvents.NOOP, ldconfig);
+            int exit = new ContainersCommand(docker, repairer, Clock.systemUTC(), out, err)
+                    .run(config.containerIds(), mode, config.json());
+            if (ldconfig != null) {
+                ldconfig.close();
+            }
+            return exit;
+        }
+    }
+
+    private static int runAgent(AgentConfig config) {
+        Logger log = LoggerFactory.getLogger(Main.class);
+        RepairMetrics metrics = RepairMetrics.NOOP;
+        DockerApi docker = DockerApi.create(config.dockerHost());
+        LdconfigRunner ldconfig = config.ldconfig() == AgentConfig.LdconfigMode.EXEC ? new LdconfigRunner(docker) : null;
+        PodEvents podEvents = PodEvents.NOOP;
+        ContainerRepairer repairer = repairer(config, docker, metrics, podEvents, ldconfig);
+        Agent agent = new Agent(docker, new DockerContainerEvents(docker), repairer, metrics, Clock.systemUTC(),
+                config.workers(), config.resyncInterval(), config.shutdownGrace());
+        CountDownLatch stop = new CountDownLatch(1);
+        Signals.onTerminate(stop::countDown);
+        agent.start();
+        log.info("driver-alias-agent started: docker {}, library directories {}", config.dockerHost(),
+                config.libraryDirectories());
+        try {
+            stop.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        log.info("stopping: finishing repairs in flight (at most {})", config.shutdownGrace());
+        agent.close();
+        if (ldconfig != null) {
+            ldconfig.close();
+        }
+        podEvents.close();
+        docker.close();
+        return ExitCodes.HEALTHY;
+    }
+
+    private static ContainerRepairer repairer(AgentConfig config, DockerApi docker, RepairMetrics metrics,
+                                              PodEvents podEvents, LdconfigRunner ldconfig) {
+        PathResolver resolver = PathResolver.detect(config.forceWalkResolver());
+        Optional<String> version = config.driverVersion().or(() -> hostDriverVersion(config.hostProc()));
+        version.ifPresent(metrics::driverVersion);
+        RootRepairer rootRepairer = new RootRepairer(new DriverLocator(new SonameCache(4096)),
+                new AliasPlanner(config.devLinks()));
+        return new ContainerRepairer(docker, new ContainerRoots(config.hostProc(), resolver), rootRepairer,
+                new ContainerScope(config.includeImages(), config.excludeImages()),
+                new ContainerRepairer.Settings(config.libraryDirectories(), version),
+                metrics, podEvents, ldconfig, Clock.systemUTC());
+    }
+
+    /** The loaded kernel module's version: the driver every container on this node receives. */
+    private static Optional<String> hostDriverVersion(String hostProc) {
+        try {
+            // A file of the host's procfs, written by the kernel module: not a container path.
+            String text = Files.readString(Path.of(hostProc, "driver", "nvidia", "version"), StandardCharsets.ISO_8859_1);
+            return DriverVersions.fromProcVersion(text);
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
     }
 }

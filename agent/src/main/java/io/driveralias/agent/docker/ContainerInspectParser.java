@@ -1,0 +1,75 @@
+package io.driveralias.agent.docker;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Reads the inspect JSON tree into {@link ContainerInfo}. Tolerant of missing fields (old
+ * daemons omit some), strict about nothing: absent means empty.
+ */
+final class ContainerInspectParser {
+
+    /** Docker's zero time for "never started". */
+    private static final String ZERO_TIME = "0001-01-01T00:00:00Z";
+
+    private ContainerInspectParser() {
+    }
+
+    static ContainerInfo parse(JsonNode json) {
+        JsonNode config = json.path("Config");
+        JsonNode state = json.path("State");
+        JsonNode graph = json.path("GraphDriver");
+        String name = json.path("Name").asText("");
+        return new ContainerInfo(
+                json.path("Id").asText(""),
+                name.startsWith("/") ? name.substring(1) : name,
+                config.path("Image").asText(""),
+                strings(config.path("Labels")),
+                state.path("Running").asBoolean(false),
+                state.path("Pid").asInt(0),
+                time(state.path("StartedAt").asText("")),
+                mounts(json.path("Mounts")),
+                graph.path("Name").asText(""),
+                strings(graph.path("Data")),
+                json.path("HostConfig").path("ReadonlyRootfs").asBoolean(false),
+                config.path("User").asText(""));
+    }
+
+    private static Map<String, String> strings(JsonNode object) {
+        Map<String, String> map = new LinkedHashMap<>();
+        if (object.isObject()) {
+            object.properties().forEach(e -> {
+                if (e.getValue().isTextual()) {
+                    map.put(e.getKey(), e.getValue().asText());
+                }
+            });
+        }
+        return map;
+    }
+
+    private static List<ContainerInfo.Mount> mounts(JsonNode array) {
+        List<ContainerInfo.Mount> mounts = new ArrayList<>();
+        for (JsonNode m : array) {
+            mounts.add(new ContainerInfo.Mount(m.path("Type").asText(""), m.path("Source").asText(""),
+                    m.path("Destination").asText(""), m.path("RW").asBoolean(true)));
+        }
+        return mounts;
+    }
+
+    private static Optional<Instant> time(String text) {
+        if (text.isEmpty() || text.equals(ZERO_TIME)) {
+            return Optional.empty();
+        }
+        try {
+            return Optional.of(Instant.parse(text));
+        } catch (DateTimeParseException e) {
+            return Optional.empty();
+        }
+    }
+}

@@ -1,0 +1,188 @@
+package io.driveralias.agent.live;
+
+import io.driveralias.agent.core.ActionKind;
+import io.driveralias.agent.core.ContainerOutcome;
+import io.driveralias.agent.core.ContainerRef;
+import io.driveralias.agent.core.ContainerScope;
+import io.driveralias.agent.core.FailureReason;
+import io.driveralias.agent.docker.ContainerInfo;
+import io.driveralias.agent.docker.DockerApi;
+import io.driveralias.agent.docker.DockerException;
+import io.driveralias.agent.fs.Errno;
+import io.driveralias.agent.fs.ErrnoException;
+import io.driveralias.agent.kube.PodEvents;
+import io.driveralias.agent.metrics.RepairMetrics;
+import io.driveralias.agent.repair.Failures;
+import io.driveralias.agent.repair.LinkResult;
+import io.driveralias.agent.repair.LocateRequest;
+import io.driveralias.agent.repair.RepairReport;
+import io.driveralias.agent.repair.RootRepairer;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Collectors;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+
+/**
+ * Examines one container: inspect, scope, open its root, repair (or plan), verify, and
+ * report what came of it once: metrics, one log line for a repaired or failed container,
+ * an Event on its pod, and an ld.so.cache refresh where links were made.
+ */
+public final class ContainerRepairer {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ContainerRepairer.class);
+
+    /** What the agent is configured to look for, the same for every container. */
+    public record Settings(List<String> libraryDirectories, Optional<String> driverVersion) {
+    }
+
+    private final DockerApi docker;
+    private final ContainerRoots roots;
+    private final RootRepairer repairer;
+    private final ContainerScope scope;
+    private final Settings settings;
+    private final RepairMetrics metrics;
+    private final PodEvents podEvents;
+    private final LdconfigRunner ldconfig;
+    private final Clock clock;
+
+    /** {@code ldconfig} null: never refresh ld.so.cache ({@code --ldconfig off}). */
+    public ContainerRepairer(DockerApi docker, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
+                             Settings settings, RepairMetrics metrics, PodEvents podEvents, LdconfigRunner ldconfig,
+                             Clock clock) {
+        this.docker = docker;
+        this.roots = roots;
+        this.repairer = repairer;
+        this.scope = scope;
+        this.settings = settings;
+        this.metrics = metrics;
+        this.podEvents = podEvents;
+        this.ldconfig = ldconfig;
+        this.clock = clock;
+    }
+
+    /**
+     * @param receivedAt    when the event (or reconcile) that asked for this arrived
+     * @param verifiedStart the start of this container already verified, if any: the same
+     *                      start is not examined twice (create and start of one container)
+     * @return empty when there is nothing to examine: created but not started yet, or this
+     *         start was already verified
+     * @throws DockerException when Docker cannot answer: the caller retries later
+     */
+    public Optional<Examination> examine(String id, Instant receivedAt, RootRepairer.Mode mode,
+                                         Optional<Instant> verifiedStart) throws DockerException {
+        ContainerInfo info;
+        try {
+            info = docker.inspect(id);
+        } catch (DockerException.NoSuchContainer e) {
+            ContainerRef ref = new ContainerRef(id, "", "", Optional.empty());
+            return Optional.of(finish(ref, ContainerOutcome.GONE, Optional.empty(), Optional.empty(), receivedAt,
+                    "removed before it could be examined", mode));
+        }
+        ContainerRef ref = new ContainerRef(info.id(), info.name(), info.image(), ContainerScope.podOf(info.labels()));
+        if (!info.running() && info.startedAt().isEmpty()) {
+            return Optional.empty();
+        }
+        if (info.running() && verifiedStart.isPresent() && verifiedStart.equals(info.startedAt())) {
+            return Optional.empty();
+        }
+        try (MDC.MDCCloseable a = MDC.putCloseable("container_id", ref.shortId());
+             MDC.MDCCloseable b = MDC.putCloseable("pod", ref.pod().map(p -> p.namespace() + "/" + p.name()).orElse(null))) {
+            Optional<String> excluded = scope.exclusion(info.image(), info.labels());
+            if (excluded.isPresent()) {
+                return Optional.of(finish(ref, ContainerOutcome.EXCLUDED, Optional.empty(), info.startedAt(),
+                        receivedAt, excluded.get(), mode));
+            }
+            if (!info.running()) {
+                return Optional.of(finish(ref, ContainerOutcome.GONE, Optional.empty(), info.startedAt(), receivedAt,
+                        "exited before it could be examined", mode));
+            }
+            return Optional.of(repairRunning(info, ref, receivedAt, mode));
+        }
+    }
+
+    private Examination repairRunning(ContainerInfo info, ContainerRef ref, Instant receivedAt, RootRepairer.Mode mode) {
+        RepairReport report;
+        try (OpenedContainer container = roots.open(info)) {
+            LocateRequest request = new LocateRequest(settings.libraryDirectories(), settings.driverVersion(),
+                    container.injectedFiles(), container.hostSources());
+            report = repairer.repair(container.root(), request, mode);
+            container.requireAlive();
+        } catch (ErrnoException e) {
+            if (e.is(Errno.ESRCH)) {
+                return finish(ref, ContainerOutcome.GONE, Optional.empty(), info.startedAt(), receivedAt, e.getMessage(),
+                        mode);
+            }
+            FailureReason reason = Failures.reasonOf(e);
+            report = new RepairReport(Optional.empty(), List.of(),
+                    List.of(new io.driveralias.agent.repair.Problem("/", reason, "cannot open the container: " + e.getMessage())));
+        }
+        Examination result = finish(ref, report.outcome(), Optional.of(report), info.startedAt(), receivedAt, "", mode);
+        if (mode == RootRepairer.Mode.APPLY && ldconfig != null && !report.applied().isEmpty()) {
+            ldconfig.refreshLater(ref);
+        }
+        return result;
+    }
+
+    private Examination finish(ContainerRef ref, ContainerOutcome outcome, Optional<RepairReport> report,
+                               Optional<Instant> startedAt, Instant receivedAt, String detail,
+                               RootRepairer.Mode mode) {
+        Instant now = clock.instant();
+        Duration took = Duration.between(receivedAt, now);
+        Examination examination = new Examination(ref, outcome, report, startedAt, took, detail);
+        metrics.containerExamined(outcome);
+        // A dry run (check) prints its report; only real repairs are logged and announced.
+        boolean announce = mode == RootRepairer.Mode.APPLY;
+        if (outcome == ContainerOutcome.FAILED) {
+            metrics.unrepaired(ref);
+            report.ifPresent(r -> r.failureReasons().forEach(metrics::repairFailed));
+            if (!announce) {
+                return examination;
+            }
+            report.ifPresent(r -> podEvents.failed(ref, r));
+            LOG.warn("container {} ({}) is not repaired: {} after {} ms{}", ref.shortId(), ref.displayName(),
+                    report.map(ContainerRepairer::failures).orElse(detail), took.toMillis(), image(ref));
+        } else {
+            metrics.resolved(ref.id());
+        }
+        if (outcome == ContainerOutcome.REPAIRED && announce) {
+            RepairReport r = report.orElseThrow();
+            for (LinkResult link : r.applied()) {
+                if (link.action().kind() == ActionKind.CREATE) {
+                    metrics.linkCreated(link.action().name());
+                } else {
+                    metrics.linkReplaced(link.action().name());
+                }
+            }
+            metrics.repairDuration(took);
+            startedAt.ifPresent(s -> metrics.exposure(Duration.between(s, now).isNegative()
+                    ? Duration.ZERO : Duration.between(s, now)));
+            r.driverVersion().ifPresent(metrics::driverVersion);
+            podEvents.repaired(ref, r);
+            LOG.info("repaired container {} ({}): {} link(s) in {} ms: {}{}", ref.shortId(), ref.displayName(),
+                    r.applied().size(), took.toMillis(),
+                    r.applied().stream().map(l -> l.action().name()).collect(Collectors.joining(", ")), image(ref));
+        } else if (outcome != ContainerOutcome.FAILED) {
+            LOG.debug("container {} ({}): {} {}", ref.shortId(), ref.displayName(), outcome.label(), detail);
+        }
+        return examination;
+    }
+
+    private static String image(ContainerRef ref) {
+        return ref.image().isEmpty() ? "" : " [image " + ref.image() + "]";
+    }
+
+    private static String failures(RepairReport report) {
+        String links = report.links().stream().filter(l -> l.reason() != null)
+                .map(l -> l.action().name() + ": " + l.reason().label() + " (" + l.message() + ")")
+                .collect(Collectors.joining("; "));
+        String problems = report.problems().stream()
+                .map(p -> p.path() + ": " + p.reason().label() + " (" + p.message() + ")")
+                .collect(Collectors.joining("; "));
+        return links.isEmpty() ? problems : problems.isEmpty() ? links : links + "; " + problems;
+    }
+}

@@ -1,0 +1,135 @@
+package io.driveralias.agent.live;
+
+import io.driveralias.agent.core.FileNames;
+import io.driveralias.agent.docker.ContainerInfo;
+import io.driveralias.agent.fs.Errno;
+import io.driveralias.agent.fs.ErrnoException;
+import io.driveralias.agent.fs.KernelFiles;
+import io.driveralias.agent.fs.Libc;
+import io.driveralias.agent.fs.OpenFlags;
+import io.driveralias.agent.fs.PathResolver;
+import io.driveralias.agent.fs.RootFs;
+import io.driveralias.agent.mount.DriverMounts;
+import io.driveralias.agent.mount.MountEntry;
+import io.driveralias.agent.mount.MountInfoException;
+import io.driveralias.agent.mount.MountInfoParser;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Opens a running container's root filesystem. First choice: {@code /proc/<pid>/root}, held
+ * together with a pid handle, after checking that the process belongs to the container (its
+ * cgroup names the container id) and reading the driver mounts from its mountinfo. Where
+ * host PIDs are not visible, the overlay's merged directory from {@code docker inspect}.
+ */
+public final class ContainerRoots {
+
+    private static final int MAX_CGROUP = 64 * 1024;
+    private static final int MAX_MOUNTINFO = 4 << 20;
+
+    private final String hostProc;
+    private final PathResolver resolver;
+
+    public ContainerRoots(String hostProc, PathResolver resolver) {
+        this.hostProc = hostProc.endsWith("/") ? hostProc.substring(0, hostProc.length() - 1) : hostProc;
+        this.resolver = resolver;
+    }
+
+    public PathResolver resolver() {
+        return resolver;
+    }
+
+    /** Throws ESRCH when the container is gone; other errno values for everything else. */
+    public OpenedContainer open(ContainerInfo info) throws ErrnoException {
+        if (!info.running() || info.pid() <= 0) {
+            throw new ErrnoException("container", info.id() + " (not running)", Errno.ESRCH);
+        }
+        int procFd;
+        try {
+            procFd = Libc.openHost(hostProc + "/" + info.pid(), OpenFlags.O_PATH | OpenFlags.O_DIRECTORY);
+        } catch (ErrnoException e) {
+            return openMerged(info);
+        }
+        int pidFd = -1;
+        try {
+            if (!belongsTo(procFd, info.id())) {
+                // Not the container's process: the pid was reused after it exited, or this /proc
+                // shows another PID namespace. The merged directory tells which.
+                Libc.close(procFd);
+                return openMerged(info);
+            }
+            pidFd = pidHandle(info.pid());
+            int rootFd = Libc.openat(procFd, "root", OpenFlags.O_PATH | OpenFlags.O_DIRECTORY);
+            RootFs root = RootFs.adopt(rootFd, resolver);
+            OpenedContainer opened = new OpenedContainer(root, "proc", injectedFiles(procFd), Map.of(), procFd, pidFd);
+            try {
+                opened.requireAlive();
+            } catch (ErrnoException e) {
+                opened.close();
+                throw e;
+            }
+            return opened;
+        } catch (ErrnoException e) {
+            Libc.close(procFd);
+            Libc.close(pidFd);
+            throw e.is(Errno.ENOENT) ? new ErrnoException("container", info.id() + " (exited)", Errno.ESRCH) : e;
+        }
+    }
+
+    /** The cgroup of a container's process names the container (cgroupfs, systemd and kubelet layouts). */
+    private static boolean belongsTo(int procFd, String containerId) throws ErrnoException {
+        String cgroup = new String(KernelFiles.read(procFd, "cgroup", MAX_CGROUP), StandardCharsets.ISO_8859_1);
+        return cgroup.contains(containerId);
+    }
+
+    /** A pidfd where this process shares the host's PID namespace, else the /proc fd serves. */
+    private int pidHandle(int pid) throws ErrnoException {
+        if (!hostProc.equals("/proc")) {
+            return -1;
+        }
+        try {
+            return Libc.pidfdOpen(pid);
+        } catch (ErrnoException e) {
+            if (e.is(Errno.ENOSYS) || e.is(Errno.EPERM)) {
+                return -1;
+            }
+            throw e.is(Errno.ESRCH) ? e : new ErrnoException("pidfd_open", String.valueOf(pid), e.errno());
+        }
+    }
+
+    /** Container paths of the driver files mounted into it, from its own mount table. */
+    private static List<String> injectedFiles(int procFd) throws ErrnoException {
+        byte[] text = KernelFiles.read(procFd, "mountinfo", MAX_MOUNTINFO);
+        try {
+            List<MountEntry> mounts = MountInfoParser.parse(new String(text, StandardCharsets.ISO_8859_1));
+            return DriverMounts.driverFiles(mounts).stream().map(MountEntry::mountPoint).distinct().toList();
+        } catch (MountInfoException e) {
+            // A mount table the parser refuses still leaves the library-directory scan.
+            return List.of();
+        }
+    }
+
+    /**
+     * The overlay's merged directory, as Docker reports it. Bind-mounted driver files show
+     * there as empty placeholders, so their SONAMEs are read from the mount's host source.
+     */
+    private OpenedContainer openMerged(ContainerInfo info) throws ErrnoException {
+        String merged = info.graphPath("MergedDir").orElseThrow(() ->
+                new ErrnoException("container", info.id() + " (no /proc/<pid> and no MergedDir)", Errno.ENOENT));
+        RootFs root;
+        try {
+            root = RootFs.openHostDirectory(merged, resolver);
+        } catch (ErrnoException e) {
+            throw e.is(Errno.ENOENT) ? new ErrnoException("container", info.id() + " (exited)", Errno.ESRCH) : e;
+        }
+        Map<String, String> sources = new LinkedHashMap<>();
+        for (ContainerInfo.Mount m : info.mounts()) {
+            if ("bind".equals(m.type()) && FileNames.versionOf(FileNames.baseName(m.destination())).isPresent()) {
+                sources.put(m.destination(), m.source());
+            }
+        }
+        return new OpenedContainer(root, "merged", List.copyOf(sources.keySet()), sources, -1, -1);
+    }
+}

@@ -1,0 +1,40 @@
+package io.driveralias.agent.live;
+
+import io.driveralias.agent.fs.Errno;
+import io.driveralias.agent.fs.ErrnoException;
+import io.driveralias.agent.fs.Libc;
+import io.driveralias.agent.fs.RootFs;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A container's root filesystem, held open together with a handle on its init process, so
+ * that "is it still the same, living container?" can be asked after the work is done.
+ *
+ * @param via            "proc" ({@code /proc/<pid>/root}) or "merged" (the overlay's merged dir)
+ * @param injectedFiles  container paths of driver files the runtime mounted in
+ * @param hostSources    for the merged-dir view, where to read each injected file's SONAME
+ */
+public record OpenedContainer(RootFs root, String via, List<String> injectedFiles, Map<String, String> hostSources,
+                              int procFd, int pidFd) implements AutoCloseable {
+
+    /** Throws ESRCH if the process died (or, with a pid handle, was replaced) since opening. */
+    public void requireAlive() throws ErrnoException {
+        if (pidFd >= 0) {
+            Libc.pidfdSignal0(pidFd);
+        } else if (procFd >= 0) {
+            try {
+                Libc.statx(procFd, "stat", false);
+            } catch (ErrnoException e) {
+                throw new ErrnoException("process", "gone", Errno.ESRCH);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        root.close();
+        Libc.close(procFd);
+        Libc.close(pidFd);
+    }
+}

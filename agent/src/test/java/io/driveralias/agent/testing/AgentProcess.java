@@ -1,0 +1,148 @@
+package io.driveralias.agent.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import java.util.regex.Pattern;
+
+/**
+ * The packaged agent ({@code agent/target/driver-alias-agent.jar}) run as its own process,
+ * as an operator runs it. Its log goes to a file the test reads.
+ */
+public final class AgentProcess implements AutoCloseable {
+
+    private final Process process;
+    private final Path log;
+    private final int port;
+
+    private AgentProcess(Process process, Path log, int port) {
+        this.process = process;
+        this.log = log;
+        this.port = port;
+    }
+
+    public static Path jar() {
+        String jar = System.getProperty("agent.jar", "target/driver-alias-agent.jar");
+        Path path = Path.of(jar);
+        if (!Files.isRegularFile(path)) {
+            throw new AssertionError("no agent jar at " + path + ": run the ITs through 'mvn verify'");
+        }
+        return path;
+    }
+
+    public static String java() {
+        return Path.of(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    /** Starts {@code driver-alias-agent run} against the harness' Docker, on a free port. */
+    public static AgentProcess start(DockerHarness docker, String... extraArgs) {
+        int port = freePort();
+        List<String> cmd = new ArrayList<>(List.of(java(), "-jar", jar().toString(), "run",
+                "--docker-host", docker.host(), "--listen", "127.0.0.1:" + port, "--resync-interval", "5s"));
+        cmd.addAll(List.of(extraArgs));
+        return start(cmd, port);
+    }
+
+    public static AgentProcess start(List<String> cmd, int port) {
+        try {
+            Path log = Files.createTempFile("daa-agent-", ".log");
+            Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
+                    .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+            return new AgentProcess(p, log, port);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public int port() {
+        return port;
+    }
+
+    public String log() {
+        try {
+            return Files.readString(log, StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public List<String> logLines(String containing) {
+        return log().lines().filter(l -> l.contains(containing)).toList();
+    }
+
+    public void awaitLog(String regex, Duration timeout) {
+        Pattern p = Pattern.compile(regex);
+        await("log line /" + regex + "/", timeout, () -> p.matcher(log()).find());
+    }
+
+    public void await(String what, Duration timeout, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (condition.getAsBoolean()) {
+                return;
+            }
+            if (!process.isAlive()) {
+                throw new AssertionError("agent exited (" + process.exitValue() + ") waiting for " + what + ":\n" + log());
+            }
+            DockerHarness.sleep(50);
+        }
+        throw new AssertionError("timed out after " + timeout.toMillis() + " ms waiting for " + what + ":\n" + log());
+    }
+
+    public boolean isAlive() {
+        return process.isAlive();
+    }
+
+    public long pid() {
+        return process.pid();
+    }
+
+    /** SIGTERM, as the kubelet sends; returns the exit code. */
+    public int stop() {
+        process.destroy();
+        try {
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+                throw new AssertionError("agent did not stop within 30 s of SIGTERM:\n" + log());
+            }
+            return process.exitValue();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    @Override
+    public void close() {
+        if (process.isAlive()) {
+            process.destroyForcibly();
+        }
+    }
+
+    public static int freePort() {
+        try (ServerSocket s = new ServerSocket(0)) {
+            return s.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public static void awaitTrue(String what, Duration timeout, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (condition.getAsBoolean()) {
+                return;
+            }
+            DockerHarness.sleep(50);
+        }
+        throw new AssertionError("timed out after " + timeout.toMillis() + " ms waiting for " + what);
+    }
+}

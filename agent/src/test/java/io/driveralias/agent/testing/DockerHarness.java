@@ -1,0 +1,150 @@
+package io.driveralias.agent.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real Docker engine for the integration tests: the one named by {@code DOCKER_HOST}, or a
+ * private {@code dockerd} with its own data root, exec root and socket under a temp dir
+ * ({@code --iptables=false --bridge=none}), started once per test JVM and stopped at its end.
+ * Tests drive it through the {@code docker} CLI, independently of the code under test.
+ */
+public final class DockerHarness {
+
+    private static DockerHarness shared;
+
+    private final String host;
+    private final Path dir;
+    private Process daemon;
+
+    private DockerHarness(String host, Path dir) {
+        this.host = host;
+        this.dir = dir;
+    }
+
+    public static synchronized DockerHarness get() {
+        if (shared == null) {
+            String given = System.getenv("DOCKER_HOST");
+            if (given != null && !given.isBlank()) {
+                shared = new DockerHarness(given, null);
+            } else {
+                try {
+                    Path dir = Files.createTempDirectory("daa-dockerd-");
+                    shared = new DockerHarness("unix://" + dir.resolve("docker.sock"), dir);
+                    shared.startDaemon();
+                    Runtime.getRuntime().addShutdownHook(new Thread(shared::stopDaemonQuietly));
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
+                }
+            }
+        }
+        return shared;
+    }
+
+    public String host() {
+        return host;
+    }
+
+    public boolean isPrivate() {
+        return dir != null;
+    }
+
+    /** Starts the private daemon (again, after {@link #stopDaemon}) and waits until it answers. */
+    public synchronized void startDaemon() {
+        requirePrivate();
+        try {
+            Path log = dir.resolve("dockerd.log");
+            daemon = new ProcessBuilder("dockerd",
+                    "--data-root", dir.resolve("data").toString(),
+                    "--exec-root", dir.resolve("exec").toString(),
+                    "--pidfile", dir.resolve("docker.pid").toString(),
+                    "-H", host,
+                    "--iptables=false", "--ip6tables=false", "--bridge=none")
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+        } catch (IOException e) {
+            throw new AssertionError("cannot start dockerd (apt-get install docker.io; .ci/run does): " + e, e);
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (System.nanoTime() < deadline) {
+            if (Processes.run(docker("version", "--format", "{{.Server.APIVersion}}"), 10).exitCode() == 0) {
+                return;
+            }
+            if (!daemon.isAlive()) {
+                throw new AssertionError("dockerd exited: " + readLog());
+            }
+            sleep(200);
+        }
+        throw new AssertionError("dockerd did not answer within 60 s: " + readLog());
+    }
+
+    /** Stops the private daemon (its containers stop with it). */
+    public synchronized void stopDaemon() {
+        requirePrivate();
+        if (daemon == null) {
+            return;
+        }
+        daemon.destroy();
+        try {
+            if (!daemon.waitFor(60, TimeUnit.SECONDS)) {
+                daemon.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        daemon = null;
+    }
+
+    private void stopDaemonQuietly() {
+        try {
+            stopDaemon();
+        } catch (RuntimeException | AssertionError ignored) {
+            // Best effort at JVM exit.
+        }
+    }
+
+    private void requirePrivate() {
+        if (dir == null) {
+            throw new IllegalStateException("the Docker engine at " + host + " is not ours to start or stop");
+        }
+    }
+
+    private String readLog() {
+        try {
+            List<String> lines = Files.readAllLines(dir.resolve("dockerd.log"));
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
+        } catch (IOException e) {
+            return "(no log)";
+        }
+    }
+
+    /** A docker CLI command line against this engine. */
+    public List<String> docker(String... args) {
+        List<String> cmd = new ArrayList<>(List.of("docker", "-H", host));
+        cmd.addAll(List.of(args));
+        return cmd;
+    }
+
+    /** Runs docker and requires success; returns trimmed output. */
+    public String run(String... args) {
+        return Processes.check(docker(args)).trim();
+    }
+
+    /** Runs docker; returns exit code and output. */
+    public Processes.Result tryRun(String... args) {
+        return Processes.run(docker(args));
+    }
+
+    static void sleep(long millis) {
+        try {
+            Thread.sleep(millis);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}
