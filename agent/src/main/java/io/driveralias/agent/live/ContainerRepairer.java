@@ -107,7 +107,7 @@ public final class ContainerRepairer {
 
     private Examination repairRunning(ContainerInfo info, ContainerRef ref, Instant receivedAt, RootRepairer.Mode mode) {
         RepairReport report;
-        try (OpenedContainer container = roots.open(info)) {
+        try (OpenedContainer container = roots.open(info, () -> requireSameStart(info))) {
             LocateRequest request = new LocateRequest(settings.libraryDirectories(), settings.driverVersion(),
                     container.injectedFiles(), container.hostSources());
             report = repairer.repair(container.root(), request, mode);
@@ -126,6 +126,21 @@ public final class ContainerRepairer {
             ldconfig.refreshLater(ref);
         }
         return result;
+    }
+
+    /** The container still runs the process that was examined: same pid, same start. */
+    private void requireSameStart(ContainerInfo examined) throws ErrnoException {
+        try {
+            ContainerInfo now = docker.inspect(examined.id());
+            if (now.running() && now.pid() == examined.pid() && now.startedAt().equals(examined.startedAt())) {
+                return;
+            }
+        } catch (DockerException.NoSuchContainer e) {
+            // Removed: gone.
+        } catch (DockerException e) {
+            throw new ErrnoException("inspect", examined.id() + ": " + e.getMessage(), Errno.EIO);
+        }
+        throw new ErrnoException("container", examined.id() + " (exited)", Errno.ESRCH);
     }
 
     private Examination finish(ContainerRef ref, ContainerOutcome outcome, Optional<RepairReport> report,

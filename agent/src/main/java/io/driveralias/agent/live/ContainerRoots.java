@@ -41,8 +41,12 @@ public final class ContainerRoots {
         return resolver;
     }
 
-    /** Throws ESRCH when the container is gone; other errno values for everything else. */
-    public OpenedContainer open(ContainerInfo info) throws ErrnoException {
+    /**
+     * Throws ESRCH when the container is gone; other errno values for everything else.
+     * {@code stillRunning} is asked after the work when no process handle could be held
+     * (the merged-directory view), typically a fresh inspect.
+     */
+    public OpenedContainer open(ContainerInfo info, OpenedContainer.Liveness stillRunning) throws ErrnoException {
         if (!info.running() || info.pid() <= 0) {
             throw new ErrnoException("container", info.id() + " (not running)", Errno.ESRCH);
         }
@@ -50,7 +54,7 @@ public final class ContainerRoots {
         try {
             procFd = Libc.openHost(hostProc + "/" + info.pid(), OpenFlags.O_PATH | OpenFlags.O_DIRECTORY);
         } catch (ErrnoException e) {
-            return openMerged(info);
+            return openMerged(info, stillRunning);
         }
         int pidFd = -1;
         try {
@@ -58,12 +62,12 @@ public final class ContainerRoots {
                 // Not the container's process: the pid was reused after it exited, or this /proc
                 // shows another PID namespace. The merged directory tells which.
                 Libc.close(procFd);
-                return openMerged(info);
+                return openMerged(info, stillRunning);
             }
             pidFd = pidHandle(info.pid());
             int rootFd = Libc.openat(procFd, "root", OpenFlags.O_PATH | OpenFlags.O_DIRECTORY);
             RootFs root = RootFs.adopt(rootFd, resolver);
-            OpenedContainer opened = new OpenedContainer(root, "proc", injectedFiles(procFd), Map.of(), procFd, pidFd);
+            OpenedContainer opened = new OpenedContainer(root, "proc", injectedFiles(procFd), Map.of(), procFd, pidFd, null);
             try {
                 opened.requireAlive();
             } catch (ErrnoException e) {
@@ -115,7 +119,7 @@ public final class ContainerRoots {
      * The overlay's merged directory, as Docker reports it. Bind-mounted driver files show
      * there as empty placeholders, so their SONAMEs are read from the mount's host source.
      */
-    private OpenedContainer openMerged(ContainerInfo info) throws ErrnoException {
+    private OpenedContainer openMerged(ContainerInfo info, OpenedContainer.Liveness stillRunning) throws ErrnoException {
         String merged = info.graphPath("MergedDir").orElseThrow(() ->
                 new ErrnoException("container", info.id() + " (no /proc/<pid> and no MergedDir)", Errno.ENOENT));
         RootFs root;
@@ -130,6 +134,14 @@ public final class ContainerRoots {
                 sources.put(m.destination(), m.source());
             }
         }
-        return new OpenedContainer(root, "merged", List.copyOf(sources.keySet()), sources, -1, -1);
+        OpenedContainer opened = new OpenedContainer(root, "merged", List.copyOf(sources.keySet()), sources, -1, -1,
+                stillRunning);
+        try {
+            opened.requireAlive();
+        } catch (ErrnoException e) {
+            opened.close();
+            throw e;
+        }
+        return opened;
     }
 }

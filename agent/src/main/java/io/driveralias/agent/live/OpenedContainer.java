@@ -16,11 +16,19 @@ import java.util.Map;
  * @param hostSources    for the merged-dir view, where to read each injected file's SONAME
  */
 public record OpenedContainer(RootFs root, String via, List<String> injectedFiles, Map<String, String> hostSources,
-                              int procFd, int pidFd) implements AutoCloseable {
+                              int procFd, int pidFd, Liveness fallback) implements AutoCloseable {
+
+    /** How to tell, without a process handle, that the container still runs. */
+    @FunctionalInterface
+    public interface Liveness {
+        void requireAlive() throws ErrnoException;
+    }
 
     /** Throws ESRCH if the process died (or, with a pid handle, was replaced) since opening. */
     public void requireAlive() throws ErrnoException {
-        if (pidFd >= 0) {
+        if (fallback != null) {
+            fallback.requireAlive();
+        } else if (pidFd >= 0) {
             Libc.pidfdSignal0(pidFd);
         } else if (procFd >= 0) {
             try {

@@ -12,6 +12,9 @@ import io.driveralias.agent.testing.TestImages;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -24,7 +27,7 @@ class LiveRepairIT {
     static DockerHarness docker;
     static String debianImage;
     static String rhelImage;
-    final List<String> containers = new ArrayList<>();
+    GpuContainers containers;
 
     @BeforeAll
     static void images() {
@@ -33,59 +36,116 @@ class LiveRepairIT {
         rhelImage = TestImages.image(docker, "rhel-layout", RHEL_LIB, root -> { });
     }
 
+    @org.junit.jupiter.api.BeforeEach
+    void containers() {
+        containers = new GpuContainers(docker);
+    }
+
     @AfterEach
     void removeContainers() {
-        if (!containers.isEmpty()) {
-            List<String> args = new ArrayList<>(List.of("rm", "-f"));
-            args.addAll(containers);
-            docker.tryRun(args.toArray(String[]::new));
-        }
-    }
-
-    /** docker run -d with the driver files mounted as the NVIDIA runtime does. */
-    String gpuContainer(String image, String libDir, String... options) {
-        List<String> args = new ArrayList<>(List.of("run", "-d"));
-        args.addAll(TestImages.driverMounts(libDir));
-        args.addAll(List.of(options));
-        args.addAll(List.of(image, "sleep", "600"));
-        String id = docker.run(args.toArray(String[]::new));
-        containers.add(id);
-        return id;
-    }
-
-    Processes.Result exec(String id, String... cmd) {
-        List<String> args = new ArrayList<>(List.of("exec", id));
-        args.addAll(List.of(cmd));
-        return docker.tryRun(args.toArray(String[]::new));
-    }
-
-    void awaitNvidiaSmi(String id) {
-        AgentProcess.awaitTrue("nvidia-smi to work in " + id, Duration.ofSeconds(20),
-                () -> exec(id, "nvidia-smi").exitCode() == 0);
+        containers.close();
     }
 
     @Test
     void withoutTheAgentNvidiaSmiFailsAndWithItItWorks() {
-        String before = gpuContainer(debianImage, DEBIAN_LIB);
-        Processes.Result broken = exec(before, "nvidia-smi");
+        String before = containers.start(debianImage, DEBIAN_LIB);
+        Processes.Result broken = containers.exec(before, "nvidia-smi");
         assertThat(broken.exitCode()).isNotZero();
         assertThat(broken.output()).contains("libnvidia-ml.so.1: cannot open shared object file");
 
         try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "exec")) {
             agent.awaitLog("first reconcile", Duration.ofSeconds(30));
-            String after = gpuContainer(debianImage, DEBIAN_LIB);
+            String after = containers.start(debianImage, DEBIAN_LIB);
 
-            awaitNvidiaSmi(after);
-            assertThat(exec(after, "nvidia-smi").output()).contains("NVML initialised");
-            assertThat(exec(after, "readlink", DEBIAN_LIB + "/libcuda.so.1").output().trim())
-                    .isEqualTo("libcuda.so." + VERSION);
-            assertThat(exec(after, "readlink", DEBIAN_LIB + "/libnvidia-nvvm.so.4").output().trim())
+            containers.awaitNvidiaSmi(after);
+            assertThat(containers.exec(after, "nvidia-smi").output()).contains("NVML initialised");
+            assertThat(containers.readlink(after, DEBIAN_LIB + "/libcuda.so.1")).isEqualTo("libcuda.so." + VERSION);
+            assertThat(containers.readlink(after, DEBIAN_LIB + "/libnvidia-nvvm.so.4"))
                     .isEqualTo("libnvidia-nvvm.so." + VERSION);
             AgentProcess.awaitTrue("ld.so.cache to list libcuda.so.1", Duration.ofSeconds(20),
-                    () -> exec(after, "sh", "-c", "ldconfig -p | grep libcuda.so.1").exitCode() == 0);
+                    () -> containers.exec(after, "sh", "-c", "ldconfig -p | grep libcuda.so.1").exitCode() == 0);
             // The container that was already running is repaired by the startup reconcile.
-            awaitNvidiaSmi(before);
-            assertThat(agent.stop()).isZero();
+            containers.awaitNvidiaSmi(before);
+            assertThat(agent.stop()).as("exit code after SIGTERM").isZero();
+        }
+    }
+
+    @Test
+    void containersStartedBeforeTheAgentAreRepairedAtItsStart() {
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            ids.add(containers.start(debianImage, DEBIAN_LIB));
+        }
+        try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "off")) {
+            for (String id : ids) {
+                containers.awaitLink(id, DEBIAN_LIB + "/libnvidia-ml.so.1", "libnvidia-ml.so." + VERSION);
+                containers.awaitNvidiaSmi(id);
+            }
+            agent.awaitLog("first reconcile: 3 running container\\(s\\), 3 queued", Duration.ofSeconds(5));
+        }
+    }
+
+    @Test
+    void rhelLayoutNonRootUserAndReadOnlyRoot() {
+        try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "exec")) {
+            agent.awaitLog("first reconcile", Duration.ofSeconds(30));
+            String rhel = containers.start(rhelImage, RHEL_LIB);
+            String nonRoot = containers.start(debianImage, DEBIAN_LIB, "--user", "1000:1000");
+            String readOnly = containers.start(debianImage, DEBIAN_LIB, "--read-only");
+            String afterwards = containers.start(debianImage, DEBIAN_LIB);
+
+            // /usr/lib64 is found through ld.so.cache: this also proves the ldconfig refresh.
+            containers.awaitLink(rhel, RHEL_LIB + "/libcuda.so.1", "libcuda.so." + VERSION);
+            containers.awaitNvidiaSmi(rhel);
+            containers.awaitNvidiaSmi(nonRoot);
+            assertThat(containers.exec(nonRoot, "id", "-u").output().trim()).isEqualTo("1000");
+            agent.awaitLog("container " + readOnly.substring(0, 12) + " .* is not repaired: .*read_only",
+                    Duration.ofSeconds(20));
+            assertThat(containers.exec(readOnly, "nvidia-smi").exitCode()).isNotZero();
+            containers.awaitNvidiaSmi(afterwards);
+            assertThat(agent.isAlive()).isTrue();
+            assertThat(agent.logLines("ERROR")).isEmpty();
+        }
+    }
+
+    @Test
+    void thirtyContainersStartedAtOnceAreEachRepairedExactlyOnce() throws Exception {
+        try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "off")) {
+            agent.awaitLog("first reconcile", Duration.ofSeconds(30));
+            ExecutorService pool = Executors.newFixedThreadPool(30);
+            List<Future<String>> futures = new ArrayList<>();
+            for (int i = 0; i < 30; i++) {
+                futures.add(pool.submit(() -> containers.start(debianImage, DEBIAN_LIB)));
+            }
+            List<String> ids = new ArrayList<>();
+            for (Future<String> f : futures) {
+                ids.add(f.get());
+            }
+            pool.shutdown();
+            for (String id : ids) {
+                containers.awaitNvidiaSmi(id);
+            }
+            // Let a reconcile pass (every 5 s here) to show it does not repeat the work.
+            agent.awaitLog("(?s)first reconcile.*", Duration.ofSeconds(1));
+            Thread.sleep(6000);
+            for (String id : ids) {
+                assertThat(agent.logLines("repaired container " + id.substring(0, 12)))
+                        .as("repairs of " + id).hasSize(1);
+            }
+        }
+    }
+
+    @Test
+    void aContainerThatExitsAtOnceIsGoneWithoutNoise() {
+        try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "off")) {
+            agent.awaitLog("first reconcile", Duration.ofSeconds(30));
+            String quick = containers.run(debianImage, DEBIAN_LIB, List.of("true"));
+            AgentProcess.awaitTrue("the container to exit", Duration.ofSeconds(20),
+                    () -> docker.run("inspect", "-f", "{{.State.Running}}", quick).equals("false"));
+            String next = containers.start(debianImage, DEBIAN_LIB);
+            containers.awaitNvidiaSmi(next);
+            assertThat(agent.logLines(quick.substring(0, 12))).as("nothing logged about it at INFO or above")
+                    .noneMatch(l -> l.contains("WARN") || l.contains("ERROR") || l.contains("INFO"));
         }
     }
 }
