@@ -28,7 +28,7 @@ public final class ReadableFile implements ByteSource, AutoCloseable {
         try {
             FileStat stat = Libc.statx(pathFd, "", false);
             if (!stat.isRegularFile()) {
-                throw new ErrnoException("open", what + " (not a regular file)", Errno.EINVAL);
+                throw new ErrnoException("open", what + " (not a regular file: never opened)", Errno.EINVAL);
             }
             if (stat.size() > RootFs.MAX_READ_SIZE) {
                 throw new ErrnoException("open", what, Errno.EFBIG);

@@ -175,10 +175,13 @@ public final class Agent implements AgentStatus, AutoCloseable {
 
     private void examine(RepairQueue.Job job) {
         Known k = known.get(job.containerId());
-        Optional<Instant> verifiedStart = k != null && k.verified() ? k.startedAt() : Optional.empty();
+        // A start is examined once (create and start events of one container); only the
+        // reconcile retries a container that could not be repaired.
+        boolean retry = job.trigger().equals("reconcile");
+        Optional<Instant> examinedStart = k != null && (k.verified() || !retry) ? k.startedAt() : Optional.empty();
         Optional<Examination> result;
         try {
-            result = repairer.examine(job.containerId(), job.receivedAt(), RootRepairer.Mode.APPLY, verifiedStart);
+            result = repairer.examine(job.containerId(), job.receivedAt(), RootRepairer.Mode.APPLY, examinedStart);
         } catch (DockerException e) {
             // Docker is unreachable or failing: the reconcile after the reconnect brings it back.
             LOG.debug("container {}: Docker did not answer: {}", job.containerId(), e.getMessage());

@@ -20,7 +20,10 @@ import io.driveralias.agent.repair.RootRepairer;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -67,14 +70,14 @@ public final class ContainerRepairer {
 
     /**
      * @param receivedAt    when the event (or reconcile) that asked for this arrived
-     * @param verifiedStart the start of this container already verified, if any: the same
+     * @param examinedStart the start of this container already examined, if any: the same
      *                      start is not examined twice (create and start of one container)
      * @return empty when there is nothing to examine: created but not started yet, or this
-     *         start was already verified
+     *         start was already examined
      * @throws DockerException when Docker cannot answer: the caller retries later
      */
     public Optional<Examination> examine(String id, Instant receivedAt, RootRepairer.Mode mode,
-                                         Optional<Instant> verifiedStart) throws DockerException {
+                                         Optional<Instant> examinedStart) throws DockerException {
         ContainerInfo info;
         try {
             info = docker.inspect(id);
@@ -87,7 +90,7 @@ public final class ContainerRepairer {
         if (!info.running() && info.startedAt().isEmpty()) {
             return Optional.empty();
         }
-        if (info.running() && verifiedStart.isPresent() && verifiedStart.equals(info.startedAt())) {
+        if (info.running() && examinedStart.isPresent() && examinedStart.equals(info.startedAt())) {
             return Optional.empty();
         }
         try (MDC.MDCCloseable a = MDC.putCloseable("container_id", ref.shortId());
@@ -191,13 +194,18 @@ public final class ContainerRepairer {
         return ref.image().isEmpty() ? "" : " [image " + ref.image() + "]";
     }
 
+    /** "reason: message: alias, alias; reason: ..." with links that failed alike grouped together. */
     private static String failures(RepairReport report) {
-        String links = report.links().stream().filter(l -> l.reason() != null)
-                .map(l -> l.action().name() + ": " + l.reason().label() + " (" + l.message() + ")")
-                .collect(Collectors.joining("; "));
-        String problems = report.problems().stream()
-                .map(p -> p.path() + ": " + p.reason().label() + " (" + p.message() + ")")
-                .collect(Collectors.joining("; "));
-        return links.isEmpty() ? problems : problems.isEmpty() ? links : links + "; " + problems;
+        Map<String, List<String>> grouped = new LinkedHashMap<>();
+        for (LinkResult l : report.links()) {
+            if (l.reason() != null) {
+                grouped.computeIfAbsent(l.reason().label() + ": " + l.message(), k -> new ArrayList<>())
+                        .add(l.action().name());
+            }
+        }
+        List<String> parts = new ArrayList<>();
+        grouped.forEach((why, names) -> parts.add(why + " (" + String.join(", ", names) + ")"));
+        report.problems().forEach(p -> parts.add(p.reason().label() + ": " + p.path() + ": " + p.message()));
+        return String.join("; ", parts);
     }
 }

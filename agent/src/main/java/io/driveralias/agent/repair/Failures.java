@@ -14,7 +14,8 @@ public final class Failures {
         return switch (e.errno()) {
             case Errno.EROFS -> FailureReason.READ_ONLY;
             case Errno.EACCES, Errno.EPERM -> FailureReason.PERMISSION;
-            case Errno.EXDEV, Errno.ELOOP, Errno.ENOTDIR, Errno.EAGAIN -> FailureReason.UNSAFE_PATH;
+            // EINVAL: a special file where a library should be, or a name no plain file can have.
+            case Errno.EXDEV, Errno.ELOOP, Errno.ENOTDIR, Errno.EAGAIN, Errno.EINVAL -> FailureReason.UNSAFE_PATH;
             case Errno.EEXIST -> FailureReason.CONFLICT;
             case Errno.ESRCH -> FailureReason.CONTAINER_GONE;
             default -> FailureReason.IO;

@@ -1,0 +1,136 @@
+package io.driveralias.agent.it;
+
+import static io.driveralias.agent.testing.TestImages.DEBIAN_LIB;
+import static io.driveralias.agent.testing.TestImages.RHEL_LIB;
+import static io.driveralias.agent.testing.TestImages.VERSION;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.driveralias.agent.testing.AgentProcess;
+import io.driveralias.agent.testing.DockerHarness;
+import io.driveralias.agent.testing.NativeLibraries;
+import io.driveralias.agent.testing.Processes;
+import io.driveralias.agent.testing.TestImages;
+import io.driveralias.agent.testing.TreeSnapshot;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The hostile cases of DESIGN.md that need a live container. One agent serves them all, in
+ * turn; after each, a sentinel directory on the host must be exactly as it was, and a plain
+ * GPU container started afterwards must still be repaired.
+ */
+@Timeout(600)
+class HostileContainersIT {
+
+    static DockerHarness docker;
+    static Path sentinel;
+    static Map<String, String> sentinelBefore;
+    static AgentProcess agent;
+    static GpuContainers containers;
+    static String plainImage;
+
+    @BeforeAll
+    static void setUp() throws IOException {
+        docker = DockerHarness.get();
+        sentinel = Files.createTempDirectory("daa-sentinel-");
+        // What a confused agent would love to write into: driver files without aliases.
+        for (String file : TestImages.DRIVER.keySet()) {
+            NativeLibraries.copy(TestImages.driverDir().resolve(file), sentinel, file);
+        }
+        Files.writeString(sentinel.resolve("victim"), "host data");
+        sentinelBefore = TreeSnapshot.of(sentinel);
+        plainImage = TestImages.image(docker, "debian-layout", DEBIAN_LIB, root -> { });
+        containers = new GpuContainers(docker);
+        agent = AgentProcess.start(docker, "--ldconfig", "exec");
+        agent.awaitLog("first reconcile", Duration.ofSeconds(30));
+    }
+
+    @AfterAll
+    static void tearDown() {
+        containers.close();
+        agent.close();
+    }
+
+    private static void assertHostUntouchedAndAgentServing() {
+        assertThat(TreeSnapshot.of(sentinel)).as("host sentinel").isEqualTo(sentinelBefore);
+        String plain = containers.start(plainImage, DEBIAN_LIB);
+        containers.awaitNvidiaSmi(plain);
+        assertThat(agent.isAlive()).isTrue();
+    }
+
+    @Test
+    void libraryDirectorySwappedForASymlinkToAHostDirectory() {
+        // The image's /usr/lib64 is an absolute symlink to the sentinel's host path. Inside the
+        // container that path is the container's own; the agent must never reach the host's.
+        String image = TestImages.image(docker, "lib64-to-host", RHEL_LIB, root -> {
+            Files.delete(root.resolve("usr/lib64/ld-linux-x86-64.so.2"));
+            Files.delete(root.resolve("usr/lib64"));
+            Files.createSymbolicLink(root.resolve("usr/lib64"), sentinel);
+            Files.createDirectories(root.resolve(sentinel.toString().substring(1)));
+            Files.createSymbolicLink(root.resolve(sentinel.toString().substring(1)).resolve("ld-linux-x86-64.so.2"),
+                    Path.of("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2"));
+        });
+        String id = containers.start(image, RHEL_LIB);
+
+        containers.awaitLink(id, RHEL_LIB + "/libcuda.so.1", "libcuda.so." + VERSION);
+        containers.awaitNvidiaSmi(id);
+        assertHostUntouchedAndAgentServing();
+    }
+
+    @Test
+    void aHostDirectoryBindMountedAtTheLibraryDirectoryIsNeverWritten() {
+        String id = containers.run(plainImage, null, List.of("sleep", "600"),
+                "-v", sentinel + ":/usr/local/nvidia/lib64");
+
+        agent.awaitLog("container " + id.substring(0, 12) + " .* is not repaired: .*unsafe_path.*mount point",
+                Duration.ofSeconds(20));
+        assertHostUntouchedAndAgentServing();
+    }
+
+    @Test
+    void aFifoNamedLikeADriverLibraryIsNeverOpened() {
+        String image = TestImages.image(docker, "fifo-library", DEBIAN_LIB, root ->
+                Processes.check(List.of("mkfifo", root.resolve("usr/lib/x86_64-linux-gnu/libnvidia-fifo.so." + VERSION)
+                        .toString())));
+        String id = containers.start(image, DEBIAN_LIB);
+
+        // The real driver files are linked; the FIFO is reported, never read.
+        containers.awaitNvidiaSmi(id);
+        agent.awaitLog("container " + id.substring(0, 12) + " .* is not repaired: .*libnvidia-fifo.so." + VERSION
+                + ".*not a regular file", Duration.ofSeconds(20));
+        assertHostUntouchedAndAgentServing();
+    }
+
+    @Test
+    void preloadsInTheImageNeverRunOnTheHost() throws IOException {
+        Path marker = Path.of("/tmp/daa-preload-marker-" + ProcessHandle.current().pid());
+        Files.deleteIfExists(marker);
+        String image = TestImages.image(docker, "preload", DEBIAN_LIB, root -> {
+            TestImages.compileLibrary(root.resolve("usr/lib"), "evil.so", "evil.so", """
+                    #include <stdio.h>
+                    __attribute__((constructor)) static void evil(void) {
+                        FILE *f = fopen("%s", "w");
+                        if (f) { fputs("ran", f); fclose(f); }
+                    }
+                    """.formatted(marker));
+            Files.writeString(root.resolve("etc/ld.so.preload"), "/usr/lib/evil.so\n");
+        });
+        String id = containers.start(image, DEBIAN_LIB, "-e", "LD_PRELOAD=/usr/lib/evil.so");
+
+        containers.awaitNvidiaSmi(id);
+        AgentProcess.awaitTrue("ld.so.cache refreshed", Duration.ofSeconds(20),
+                () -> containers.exec(id, "sh", "-c", "ldconfig -p | grep -q libcuda.so.1").exitCode() == 0);
+        assertThat(marker).as("code from the image ran on the host").doesNotExist();
+        // In the container the preload does what the image asked: that is the image's business.
+        assertThat(containers.exec(id, "cat", marker.toString()).output()).contains("ran");
+        assertHostUntouchedAndAgentServing();
+    }
+}
