@@ -45,9 +45,13 @@ public final class AgentProcess implements AutoCloseable {
     /** Starts {@code driver-alias-agent run} against the harness' Docker, on a free port. */
     public static AgentProcess start(DockerHarness docker, String... extraArgs) {
         int port = freePort();
+        List<String> extra = List.of(extraArgs);
         List<String> cmd = new ArrayList<>(List.of(java(), "-jar", jar().toString(), "run",
-                "--docker-host", docker.host(), "--listen", "127.0.0.1:" + port, "--resync-interval", "5s"));
-        cmd.addAll(List.of(extraArgs));
+                "--listen", "127.0.0.1:" + port, "--resync-interval", "5s"));
+        if (!extra.contains("--docker-host")) {
+            cmd.addAll(List.of("--docker-host", docker.host()));
+        }
+        cmd.addAll(extra);
         return start(cmd, port);
     }
 
