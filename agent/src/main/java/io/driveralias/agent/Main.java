@@ -61,18 +61,20 @@ public final class Main {
         }
         return switch (config.command()) {
             case RUN -> runAgent(config);
-            case CHECK -> runOnce(config, RootRepairer.Mode.DRY_RUN, out, err);
-            case REPAIR -> runOnce(config, config.dryRun() ? RootRepairer.Mode.DRY_RUN : RootRepairer.Mode.APPLY, out, err);
+            case CHECK -> runOnce(config, RootRepairer.Mode.DRY_RUN, true, out, err);
+            case REPAIR -> runOnce(config, config.dryRun() ? RootRepairer.Mode.DRY_RUN : RootRepairer.Mode.APPLY, false,
+                    out, err);
         };
     }
 
-    private static int runOnce(AgentConfig config, RootRepairer.Mode mode, PrintStream out, PrintStream err) {
+    private static int runOnce(AgentConfig config, RootRepairer.Mode mode, boolean checkOnly, PrintStream out,
+                               PrintStream err) {
         try (DockerApi docker = DockerApi.create(config.dockerHost())) {
             LdconfigRunner ldconfig = config.ldconfig() == AgentConfig.LdconfigMode.EXEC && mode == RootRepairer.Mode.APPLY
                     ? new LdconfigRunner(docker) : null;
             ContainerRepairer repairer = repairer(config, docker, RepairMetrics.NOOP, PodEvents.NOOP, ldconfig);
             int exit = new ContainersCommand(docker, repairer, Clock.systemUTC(), out, err)
-                    .run(config.containerIds(), mode, config.json());
+                    .run(config.containerIds(), mode, checkOnly, config.json());
             if (ldconfig != null) {
                 ldconfig.close();
             }

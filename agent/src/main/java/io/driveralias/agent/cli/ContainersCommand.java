@@ -35,7 +35,8 @@ public final class ContainersCommand {
         this.err = err;
     }
 
-    public int run(List<String> ids, RootRepairer.Mode mode, boolean json) {
+    /** {@code checkOnly}: report missing links as missing ({@code check}), not as "would create". */
+    public int run(List<String> ids, RootRepairer.Mode mode, boolean checkOnly, boolean json) {
         List<Examination> results = new ArrayList<>();
         try {
             docker.negotiate();
@@ -55,13 +56,13 @@ public final class ContainersCommand {
             err.println("driver-alias-agent: Docker: " + e.getMessage());
             return ExitCodes.DOCKER_UNREACHABLE;
         }
-        print(results, mode == RootRepairer.Mode.DRY_RUN, json);
+        print(results, mode == RootRepairer.Mode.DRY_RUN, checkOnly, json);
         boolean allHealthy = results.stream().allMatch(r -> r.outcome() != ContainerOutcome.FAILED);
         return allHealthy ? ExitCodes.HEALTHY : ExitCodes.UNREPAIRED;
     }
 
-    private void print(List<Examination> results, boolean dryRun, boolean json) {
-        ReportPrinter printer = new ReportPrinter(out, dryRun);
+    private void print(List<Examination> results, boolean dryRun, boolean checkOnly, boolean json) {
+        ReportPrinter printer = new ReportPrinter(out, checkOnly);
         if (json) {
             List<Map<String, Object>> all = new ArrayList<>();
             for (Examination e : results) {
