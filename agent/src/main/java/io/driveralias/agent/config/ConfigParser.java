@@ -128,7 +128,8 @@ public final class ConfigParser {
             throw new ConfigException("--resync-interval must be at least 1s");
         }
         return new AgentConfig(command, ids, root, v.bool("dry-run"), v.bool("json"),
-                v.optional("docker-host").orElse(env.getOrDefault("DOCKER_HOST", option("docker-host").defaultValue())),
+                v.explicit("docker-host").or(() -> Optional.ofNullable(env.get("DOCKER_HOST")).filter(h -> !h.isBlank()))
+                        .orElse(option("docker-host").defaultValue()),
                 listen[0], integer("listen port", listen[1], 0, 65535),
                 v.list("include-image"), v.list("exclude-image"), libDirs, version, v.bool("dev-links"),
                 parseEnum(LdconfigMode.class, "ldconfig", v.single("ldconfig")),
@@ -144,15 +145,17 @@ public final class ConfigParser {
     private record Values(Map<String, List<String>> flags, Map<String, String> env) {
 
         Optional<String> optional(String name) {
+            return explicit(name).or(() -> Optional.ofNullable(option(name).defaultValue()));
+        }
+
+        /** Flag or environment, without the default. */
+        Optional<String> explicit(String name) {
             List<String> given = flags.get(name);
             if (given != null) {
                 return Optional.of(given.getFirst());
             }
             String fromEnv = env.get(option(name).environmentVariable());
-            if (fromEnv != null && !fromEnv.isBlank()) {
-                return Optional.of(fromEnv.trim());
-            }
-            return Optional.ofNullable(option(name).defaultValue());
+            return fromEnv == null || fromEnv.isBlank() ? Optional.empty() : Optional.of(fromEnv.trim());
         }
 
         String single(String name) {

@@ -68,4 +68,15 @@ class DriverVersionsTest {
     void plainNames(String name, boolean plain) {
         assertThat(FileNames.isPlainName(name)).isEqualTo(plain);
     }
+
+    @Test
+    void hostDriverVersionFromProc() {
+        assertThat(DriverVersions.fromProcVersion(
+                "NVRM version: NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 01:15:15 UTC 2023\n"
+                        + "GCC version:  gcc version 11.4.0 (Ubuntu 11.4.0-1ubuntu1~22.04)\n")).contains("535.104.05");
+        assertThat(DriverVersions.fromProcVersion(
+                "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  (dvs-builder@U16)\n"))
+                .contains("550.54.14");
+        assertThat(DriverVersions.fromProcVersion("garbage")).isEmpty();
+    }
 }

@@ -1,0 +1,106 @@
+package io.driveralias.agent.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class ConfigParserTest {
+
+    @Test
+    void defaults() throws Exception {
+        AgentConfig c = ConfigParser.parse(List.of("run"), Map.of());
+
+        assertThat(c.command()).isEqualTo(AgentConfig.Command.RUN);
+        assertThat(c.dockerHost()).isEqualTo("unix:///var/run/docker.sock");
+        assertThat(c.listenHost()).isEqualTo("0.0.0.0");
+        assertThat(c.listenPort()).isEqualTo(9470);
+        assertThat(c.libraryDirectories()).isEqualTo(AgentConfig.DEFAULT_LIBRARY_DIRECTORIES);
+        assertThat(c.ldconfig()).isEqualTo(AgentConfig.LdconfigMode.EXEC);
+        assertThat(c.resyncInterval()).isEqualTo(Duration.ofSeconds(60));
+        assertThat(c.kubernetes()).isEqualTo(AgentConfig.KubernetesMode.AUTO);
+        assertThat(c.logFormat()).isEqualTo(AgentConfig.LogFormat.TEXT);
+        assertThat(c.hostProc()).isEqualTo("/proc");
+        assertThat(c.devLinks()).isFalse();
+        assertThat(c.driverVersion()).isEmpty();
+        assertThat(c.nodeName()).isEmpty();
+    }
+
+    @Test
+    void flagBeatsEnvironmentBeatsDefault() throws Exception {
+        Map<String, String> env = Map.of(
+                "DRIVER_ALIAS_LISTEN", "127.0.0.1:9999",
+                "DRIVER_ALIAS_RESYNC_INTERVAL", "5m",
+                "DRIVER_ALIAS_DEV_LINKS", "true",
+                "DOCKER_HOST", "unix:///from/docker_host.sock",
+                "NODE_NAME", "gpu-node-7",
+                "DRIVER_ALIAS_LIB_DIR", "/opt/nvidia/lib, /opt/other");
+
+        AgentConfig fromEnv = ConfigParser.parse(List.of("run"), env);
+        AgentConfig fromFlags = ConfigParser.parse(List.of("run", "--listen=:1234", "--resync-interval", "30s",
+                "--dev-links=false", "--docker-host", "tcp://127.0.0.1:2375", "--node-name", "n1",
+                "--lib-dir", "/x"), env);
+
+        assertThat(fromEnv.listenPort()).isEqualTo(9999);
+        assertThat(fromEnv.resyncInterval()).isEqualTo(Duration.ofMinutes(5));
+        assertThat(fromEnv.devLinks()).isTrue();
+        assertThat(fromEnv.dockerHost()).isEqualTo("unix:///from/docker_host.sock");
+        assertThat(fromEnv.nodeName()).contains("gpu-node-7");
+        assertThat(fromEnv.libraryDirectories()).endsWith("/opt/nvidia/lib", "/opt/other");
+        assertThat(fromFlags.listenHost()).isEqualTo("0.0.0.0");
+        assertThat(fromFlags.listenPort()).isEqualTo(1234);
+        assertThat(fromFlags.resyncInterval()).isEqualTo(Duration.ofSeconds(30));
+        assertThat(fromFlags.devLinks()).isFalse();
+        assertThat(fromFlags.dockerHost()).isEqualTo("tcp://127.0.0.1:2375");
+        assertThat(fromFlags.nodeName()).contains("n1");
+        assertThat(fromFlags.libraryDirectories()).endsWith("/x").doesNotContain("/opt/other");
+    }
+
+    @Test
+    void commandsAndIds() throws Exception {
+        AgentConfig check = ConfigParser.parse(List.of("check", "abc", "def", "--json"), Map.of());
+        AgentConfig root = ConfigParser.parse(List.of("repair", "--root", "/mnt/img", "--driver-version", "535.104.05"),
+                Map.of());
+
+        assertThat(check.containerIds()).containsExactly("abc", "def");
+        assertThat(check.json()).isTrue();
+        assertThat(root.root()).contains("/mnt/img");
+        assertThat(root.driverVersion()).contains("535.104.05");
+    }
+
+    @Test
+    void clearErrors() {
+        assertThatThrownBy(() -> ConfigParser.parse(List.of(), Map.of())).hasMessageContaining("no command");
+        assertThatThrownBy(() -> ConfigParser.parse(List.of("fix"), Map.of())).hasMessageContaining("[run, check, repair]");
+        assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--bogus"), Map.of())).hasMessageContaining("--bogus");
+        assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--listen"), Map.of())).hasMessageContaining("needs a value");
+        assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--ldconfig", "maybe"), Map.of()))
+                .hasMessageContaining("[exec, off]");
+        assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--driver-version", "latest"), Map.of()))
+                .hasMessageContaining("535.104.05");
+        assertThatThrownBy(() -> ConfigParser.parse(List.of("check", "--root", "/x"), Map.of()))
+                .hasMessageContaining("--root goes with 'repair'");
+        assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--lib-dir", "relative"), Map.of()))
+                .hasMessageContaining("absolute");
+        assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--listen", "1.2.3.4:99999"), Map.of()))
+                .hasMessageContaining("65535");
+        assertThatThrownBy(() -> ConfigParser.parse(List.of("run"), Map.of("DRIVER_ALIAS_DEV_LINKS", "sometimes")))
+                .hasMessageContaining("true or false");
+        assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--workers", "1", "--workers", "2"), Map.of()))
+                .hasMessageContaining("given twice");
+    }
+
+    @Test
+    void everyOptionHasItsEnvironmentVariable() {
+        assertThat(ConfigParser.OPTIONS).extracting(ConfigParser.Option::environmentVariable)
+                .contains("DRIVER_ALIAS_DOCKER_HOST", "DRIVER_ALIAS_LISTEN", "DRIVER_ALIAS_INCLUDE_IMAGE",
+                        "DRIVER_ALIAS_EXCLUDE_IMAGE", "DRIVER_ALIAS_LIB_DIR", "DRIVER_ALIAS_DRIVER_VERSION",
+                        "DRIVER_ALIAS_DEV_LINKS", "DRIVER_ALIAS_LDCONFIG", "DRIVER_ALIAS_RESYNC_INTERVAL",
+                        "DRIVER_ALIAS_DRY_RUN", "DRIVER_ALIAS_KUBERNETES", "DRIVER_ALIAS_NODE_NAME",
+                        "DRIVER_ALIAS_LOG_FORMAT", "DRIVER_ALIAS_HOST_PROC");
+        assertThat(ConfigParser.usage()).contains("--resync-interval VALUE").contains("exit codes");
+    }
+}

@@ -1,0 +1,67 @@
+package io.driveralias.agent.live;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+@Timeout(10)
+class RepairQueueTest {
+
+    private static final Instant T0 = Instant.parse("2026-11-30T10:00:00Z");
+
+    @Test
+    void aBurstForOneContainerIsOneJobThatKeepsTheFirstArrival() throws Exception {
+        RepairQueue queue = new RepairQueue(10);
+
+        assertThat(queue.offer(new RepairQueue.Job("a", T0.plusMillis(5), "create"))).isTrue();
+        assertThat(queue.offer(new RepairQueue.Job("a", T0, "start"))).isFalse();
+        assertThat(queue.offer(new RepairQueue.Job("a", T0.plusMillis(9), "reconcile"))).isFalse();
+
+        assertThat(queue.size()).isEqualTo(1);
+        RepairQueue.Job job = queue.take();
+        assertThat(job.containerId()).isEqualTo("a");
+        assertThat(job.receivedAt()).isEqualTo(T0);
+    }
+
+    @Test
+    void neverTwoWorkersOnOneContainer() throws Exception {
+        RepairQueue queue = new RepairQueue(10);
+        queue.offer(new RepairQueue.Job("a", T0, "start"));
+        RepairQueue.Job first = queue.take();
+        queue.offer(new RepairQueue.Job("a", T0.plusSeconds(1), "start"));
+        queue.offer(new RepairQueue.Job("b", T0.plusSeconds(2), "start"));
+
+        // "a" is in flight, so the next worker gets "b" although "a" waited longer.
+        assertThat(queue.take().containerId()).isEqualTo("b");
+        CompletableFuture<RepairQueue.Job> blocked = CompletableFuture.supplyAsync(() -> {
+            try {
+                return queue.take();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Thread.sleep(100);
+        assertThat(blocked).isNotDone();
+
+        queue.done(first.containerId());
+
+        assertThat(blocked.get(5, TimeUnit.SECONDS).containerId()).isEqualTo("a");
+    }
+
+    @Test
+    void boundedAndClosable() throws Exception {
+        RepairQueue queue = new RepairQueue(2);
+        assertThat(queue.offer(new RepairQueue.Job("a", T0, "start"))).isTrue();
+        assertThat(queue.offer(new RepairQueue.Job("b", T0, "start"))).isTrue();
+        assertThat(queue.offer(new RepairQueue.Job("c", T0, "start"))).as("full").isFalse();
+
+        queue.close();
+
+        assertThat(queue.take()).isNull();
+        assertThat(queue.offer(new RepairQueue.Job("d", T0, "start"))).isFalse();
+    }
+}
