@@ -71,6 +71,7 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     private final AtomicInteger dockerUp = new AtomicInteger();
     private final AtomicReference<Instant> lastReconcile = new AtomicReference<>();
     private final Map<String, ContainerSeries> unrepaired = new ConcurrentHashMap<>();
+    /** Replaced under this object's lock when the driver version changes. */
     private Meter buildInfo;
 
     private record ContainerSeries(Tags tags, Meter gauge) {
@@ -119,10 +120,6 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
         ProcessMetrics process = ProcessMetrics.bindTo(registry);
         String version = MicrometerRepairMetrics.class.getPackage().getImplementationVersion();
         return new MicrometerRepairMetrics(registry, version == null ? "dev" : version, process::close);
-    }
-
-    public PrometheusMeterRegistry registry() {
-        return registry;
     }
 
     /** The whole registry in OpenMetrics if {@code acceptHeader} asks for it, else in the Prometheus text format. */
