@@ -1,0 +1,310 @@
+package io.driveralias.agent.metrics;
+
+import io.driveralias.agent.core.ContainerOutcome;
+import io.driveralias.agent.core.ContainerRef;
+import io.driveralias.agent.core.FailureReason;
+import io.driveralias.agent.core.PodRef;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
+import io.micrometer.core.instrument.Tags;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
+
+/**
+ * {@link RepairMetrics} as Prometheus metrics, through Micrometer. The names as scraped are
+ * the contract in DESIGN.md; Micrometer adds {@code _total} to counters and {@code _seconds}
+ * to timers, so the meters here are named without them; {@link CreatedSuffixNaming} keeps
+ * the {@code _created} of {@code driver_alias_links_created_total}.
+ *
+ * <p>Labels that come from containers are bounded: {@code library} keeps the first
+ * {@value #LIBRARY_LIMIT} alias names and folds the rest into {@code "other"}; the
+ * per-container gauge lives only while its container is unrepaired.
+ */
+public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseable {
+
+    static final int LIBRARY_LIMIT = 64;
+    static final int ACTION_LIMIT = 32;
+    static final int RESULT_LIMIT = 8;
+
+    /** Kubernetes names are at most 253 characters; a Docker label can be anything. */
+    private static final int MAX_CONTAINER_LABEL = 253;
+
+    private static final Duration[] LATENCY_BUCKETS = {
+        Duration.ofMillis(1), Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25),
+        Duration.ofMillis(50), Duration.ofMillis(100), Duration.ofMillis(250), Duration.ofMillis(500),
+        Duration.ofSeconds(1), Duration.ofSeconds(5),
+    };
+
+    private static final String CONTAINERS = "driver.alias.containers";
+    private static final String LINKS_CREATED = "driver.alias.links.created";
+    private static final String LINKS_REPLACED = "driver.alias.links.replaced";
+    private static final String REPAIR_FAILURES = "driver.alias.repair.failures";
+    private static final String UNREPAIRED_CONTAINERS = "driver.alias.unrepaired.containers";
+    private static final String CONTAINER_UNREPAIRED = "driver.alias.container.unrepaired";
+    private static final String DOCKER_EVENTS = "driver.alias.docker.events";
+    private static final String KUBERNETES_EVENTS = "driver.alias.kubernetes.events";
+    private static final String RECONCILE_LAST_SUCCESS = "driver.alias.reconcile.last.success.timestamp.seconds";
+    /** Micrometer's Prometheus registry turns a gauge whose name ends in ".info" into an info metric. */
+    private static final String BUILD_INFO = "driver.alias.build.info";
+
+    private final PrometheusMeterRegistry registry;
+    private final String version;
+    private final Runnable onClose;
+
+    private final BoundedLabel libraries = new BoundedLabel(LIBRARY_LIMIT);
+    private final BoundedLabel actions = new BoundedLabel(ACTION_LIMIT);
+    private final BoundedLabel results = new BoundedLabel(RESULT_LIMIT);
+
+    private final Timer repairDuration;
+    private final Timer exposure;
+    private final AtomicInteger dockerUp = new AtomicInteger();
+    private final AtomicReference<Instant> lastReconcile = new AtomicReference<>();
+    private final Map<String, ContainerSeries> unrepaired = new ConcurrentHashMap<>();
+    /** Replaced under this object's lock when the driver version changes. */
+    private Meter buildInfo;
+
+    private record ContainerSeries(Tags tags, Meter gauge) {
+    }
+
+    /** The agent's meters only, on a registry the caller owns. */
+    public MicrometerRepairMetrics(PrometheusMeterRegistry registry, String version) {
+        this(registry, version, () -> {
+        });
+    }
+
+    private MicrometerRepairMetrics(PrometheusMeterRegistry registry, String version, Runnable onClose) {
+        this.registry = registry;
+        this.version = version;
+        this.onClose = onClose;
+        registry.config().namingConvention(new CreatedSuffixNaming(registry.config().namingConvention()));
+        // Every outcome and reason from the start, at 0: rate() and increase() then see the
+        // first one too, and dashboards show the whole set.
+        for (ContainerOutcome outcome : ContainerOutcome.values()) {
+            containers(outcome);
+        }
+        for (FailureReason reason : FailureReason.values()) {
+            failures(reason);
+        }
+        Gauge.builder(UNREPAIRED_CONTAINERS, unrepaired, Map::size)
+                .description("Running in-scope containers still missing a driver alias")
+                .strongReference(true)
+                .register(registry);
+        Gauge.builder("driver.alias.docker.up", dockerUp, AtomicInteger::get)
+                .description("1 while the Docker event stream is connected")
+                .strongReference(true)
+                .register(registry);
+        repairDuration = latency("driver.alias.repair.duration",
+                "From the Docker event (or reconcile) to the aliases verified");
+        exposure = latency("driver.alias.exposure",
+                "From the container's start to its aliases verified, 0 when done before the start");
+        buildInfo = registerBuildInfo("unknown");
+    }
+
+    /**
+     * The agent's meters plus the JVM and process ones, on a new registry, with the version
+     * from the jar's manifest ("dev" when run from classes).
+     */
+    public static MicrometerRepairMetrics withProcessMetrics() {
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        ProcessMetrics process = ProcessMetrics.bindTo(registry);
+        String version = MicrometerRepairMetrics.class.getPackage().getImplementationVersion();
+        return new MicrometerRepairMetrics(registry, version == null ? "dev" : version, process::close);
+    }
+
+    /** The whole registry in OpenMetrics if {@code acceptHeader} asks for it, else in the Prometheus text format. */
+    public PrometheusScrape scrape(String acceptHeader) {
+        String contentType = acceptHeader != null && acceptHeader.contains("application/openmetrics-text")
+                ? PrometheusScrape.OPENMETRICS
+                : PrometheusScrape.TEXT;
+        ByteArrayOutputStream body = new ByteArrayOutputStream(32 * 1024);
+        try {
+            // The registry picks its writer from this string just as from an Accept header.
+            registry.scrape(body, contentType);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return new PrometheusScrape(contentType, body.toByteArray());
+    }
+
+    @Override
+    public void containerExamined(ContainerOutcome outcome) {
+        containers(outcome).increment();
+    }
+
+    @Override
+    public void linkCreated(String library) {
+        Counter.builder(LINKS_CREATED)
+                .description("Driver aliases created, by alias name")
+                .tag("library", libraries.admit(library))
+                .register(registry)
+                .increment();
+    }
+
+    @Override
+    public void linkReplaced(String library) {
+        Counter.builder(LINKS_REPLACED)
+                .description("Stale or dangling driver aliases replaced, by alias name")
+                .tag("library", libraries.admit(library))
+                .register(registry)
+                .increment();
+    }
+
+    @Override
+    public void repairFailed(FailureReason reason) {
+        failures(reason).increment();
+    }
+
+    @Override
+    public void unrepaired(ContainerRef container) {
+        Tags tags = containerTags(container);
+        unrepaired.compute(container.id(), (id, old) -> {
+            if (old != null && old.tags().equals(tags)) {
+                return old;
+            }
+            if (old != null) {
+                registry.remove(old.gauge());
+            }
+            Meter gauge = Gauge.builder(CONTAINER_UNREPAIRED, () -> 1)
+                    .description("1 for each running in-scope container still missing a driver alias")
+                    .tags(tags)
+                    .register(registry);
+            return new ContainerSeries(tags, gauge);
+        });
+    }
+
+    @Override
+    public void resolved(String containerId) {
+        unrepaired.computeIfPresent(containerId, (id, series) -> {
+            registry.remove(series.gauge());
+            return null;
+        });
+    }
+
+    @Override
+    public void repairDuration(Duration duration) {
+        repairDuration.record(duration);
+    }
+
+    @Override
+    public void exposure(Duration duration) {
+        exposure.record(duration);
+    }
+
+    @Override
+    public void dockerConnected(boolean up) {
+        dockerUp.set(up ? 1 : 0);
+    }
+
+    @Override
+    public void dockerEvent(String action) {
+        Counter.builder(DOCKER_EVENTS)
+                .description("Docker events received, by action")
+                .tag("action", actions.admit(actionName(action)))
+                .register(registry)
+                .increment();
+    }
+
+    @Override
+    public void reconcileSucceeded(Instant at) {
+        lastReconcile.set(at);
+        // Registered on the first success, not before: a series that reads 0 would look
+        // like a reconcile in 1970 and page someone while the agent is still starting.
+        Gauge.builder(RECONCILE_LAST_SUCCESS, lastReconcile, last -> last.get().toEpochMilli() / 1000.0)
+                .description("Unix time of the last full reconcile that finished")
+                .strongReference(true)
+                .register(registry);
+    }
+
+    @Override
+    public synchronized void driverVersion(String driverVersion) {
+        String value = driverVersion == null || driverVersion.isBlank() ? "unknown" : truncate(driverVersion);
+        if (value.equals(buildInfo.getId().getTag("driver_version"))) {
+            return;
+        }
+        registry.remove(buildInfo);
+        buildInfo = registerBuildInfo(value);
+    }
+
+    @Override
+    public void kubernetesEvent(String result) {
+        Counter.builder(KUBERNETES_EVENTS)
+                .description("Kubernetes Events about pods, by result")
+                .tag("result", results.admit(result))
+                .register(registry)
+                .increment();
+    }
+
+    @Override
+    public void close() {
+        onClose.run();
+        registry.close();
+    }
+
+    private Counter containers(ContainerOutcome outcome) {
+        return Counter.builder(CONTAINERS)
+                .description("Containers examined, by outcome")
+                .tag("outcome", outcome.label())
+                .register(registry);
+    }
+
+    private Counter failures(FailureReason reason) {
+        return Counter.builder(REPAIR_FAILURES)
+                .description("Repairs that failed, by reason")
+                .tag("reason", reason.label())
+                .register(registry);
+    }
+
+    private Timer latency(String name, String description) {
+        return Timer.builder(name)
+                .description(description)
+                .serviceLevelObjectives(LATENCY_BUCKETS)
+                .register(registry);
+    }
+
+    private Meter registerBuildInfo(String driverVersion) {
+        return Gauge.builder(BUILD_INFO, () -> 1)
+                .description("The agent's version and the driver version it repairs for")
+                .tag("version", version)
+                .tag("driver_version", driverVersion)
+                .register(registry);
+    }
+
+    private static Tags containerTags(ContainerRef container) {
+        PodRef pod = container.pod().orElse(null);
+        String name = pod != null ? pod.container() : stripSlash(container.name());
+        return Tags.of(
+                "namespace", pod != null ? truncate(pod.namespace()) : "",
+                "pod", pod != null ? truncate(pod.name()) : "",
+                "container", truncate(name),
+                "container_id", truncate(container.id()));
+    }
+
+    /** Docker names containers "/name" in its API; people know them as "name". */
+    private static String stripSlash(String name) {
+        return name != null && name.startsWith("/") ? name.substring(1) : name;
+    }
+
+    /** "exec_start: /bin/sh -c ..." carries a command line; only the action is a label. */
+    private static String actionName(String action) {
+        int colon = action == null ? -1 : action.indexOf(':');
+        return colon < 0 ? action : action.substring(0, colon);
+    }
+
+    private static String truncate(String value) {
+        if (value == null) {
+            return "";
+        }
+        return value.length() > MAX_CONTAINER_LABEL ? value.substring(0, MAX_CONTAINER_LABEL) : value;
+    }
+}
