@@ -17,6 +17,10 @@ import io.driveralias.agent.live.Agent;
 import io.driveralias.agent.live.ContainerRepairer;
 import io.driveralias.agent.live.ContainerRoots;
 import io.driveralias.agent.live.LdconfigRunner;
+import io.driveralias.agent.logging.LogSetup;
+import io.driveralias.agent.metrics.MicrometerRepairMetrics;
+import io.driveralias.agent.http.AgentHttpServer;
+import java.net.InetSocketAddress;
 import io.driveralias.agent.metrics.RepairMetrics;
 import io.driveralias.agent.repair.DriverLocator;
 import io.driveralias.agent.repair.RootRepairer;
@@ -56,6 +60,7 @@ public final class Main {
             err.println("driver-alias-agent: " + e.getMessage());
             return ExitCodes.USAGE;
         }
+        LogSetup.configure(config.logFormat());
         if (config.root().isPresent()) {
             return new RootRepairCommand(config, out, err).run();
         }
@@ -84,18 +89,26 @@ public final class Main {
 
     private static int runAgent(AgentConfig config) {
         Logger log = LoggerFactory.getLogger(Main.class);
-        RepairMetrics metrics = RepairMetrics.NOOP;
+        MicrometerRepairMetrics metrics = MicrometerRepairMetrics.withProcessMetrics();
         DockerApi docker = DockerApi.create(config.dockerHost());
         LdconfigRunner ldconfig = config.ldconfig() == AgentConfig.LdconfigMode.EXEC ? new LdconfigRunner(docker) : null;
         PodEvents podEvents = PodEvents.NOOP;
         ContainerRepairer repairer = repairer(config, docker, metrics, podEvents, ldconfig);
         Agent agent = new Agent(docker, new DockerContainerEvents(docker), repairer, metrics, Clock.systemUTC(),
                 config.workers(), config.resyncInterval(), config.shutdownGrace());
+        AgentHttpServer http;
+        try {
+            http = new AgentHttpServer(new InetSocketAddress(config.listenHost(), config.listenPort()), metrics::scrape, agent);
+        } catch (IOException e) {
+            log.error("cannot listen on {}:{}: {}", config.listenHost(), config.listenPort(), e.getMessage());
+            return ExitCodes.USAGE;
+        }
         CountDownLatch stop = new CountDownLatch(1);
         Signals.onTerminate(stop::countDown);
+        http.start();
         agent.start();
-        log.info("driver-alias-agent started: docker {}, library directories {}", config.dockerHost(),
-                config.libraryDirectories());
+        log.info("driver-alias-agent started: docker {}, listening on {}:{}, library directories {}",
+                config.dockerHost(), config.listenHost(), http.port(), config.libraryDirectories());
         try {
             stop.await();
         } catch (InterruptedException e) {
@@ -107,6 +120,8 @@ public final class Main {
             ldconfig.close();
         }
         podEvents.close();
+        http.close();
+        metrics.close();
         docker.close();
         return ExitCodes.HEALTHY;
     }

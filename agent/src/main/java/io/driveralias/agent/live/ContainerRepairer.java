@@ -11,6 +11,7 @@ import io.driveralias.agent.docker.DockerException;
 import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.kube.PodEvents;
+import io.driveralias.agent.logging.Mdc;
 import io.driveralias.agent.metrics.RepairMetrics;
 import io.driveralias.agent.repair.Failures;
 import io.driveralias.agent.repair.LinkResult;
@@ -28,7 +29,6 @@ import java.util.Optional;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.slf4j.MDC;
 
 /**
  * Examines one container: inspect, scope, open its root, repair (or plan), verify, and
@@ -93,8 +93,7 @@ public final class ContainerRepairer {
         if (info.running() && examinedStart.isPresent() && examinedStart.equals(info.startedAt())) {
             return Optional.empty();
         }
-        try (MDC.MDCCloseable a = MDC.putCloseable("container_id", ref.shortId());
-             MDC.MDCCloseable b = MDC.putCloseable("pod", ref.pod().map(p -> p.namespace() + "/" + p.name()).orElse(null))) {
+        try (Mdc ignored = Mdc.container(ref)) {
             Optional<String> excluded = scope.exclusion(info.image(), info.labels());
             if (excluded.isPresent()) {
                 return Optional.of(finish(ref, ContainerOutcome.EXCLUDED, Optional.empty(), info.startedAt(),
