@@ -22,6 +22,7 @@ import io.driveralias.agent.metrics.MicrometerRepairMetrics;
 import io.driveralias.agent.http.AgentHttpServer;
 import java.net.InetSocketAddress;
 import io.driveralias.agent.metrics.RepairMetrics;
+import io.driveralias.agent.overlay.CreateTimeSeeder;
 import io.driveralias.agent.repair.DriverLocator;
 import io.driveralias.agent.repair.RootRepairer;
 import io.driveralias.agent.repair.SonameCache;
@@ -77,7 +78,7 @@ public final class Main {
         try (DockerApi docker = DockerApi.create(config.dockerHost())) {
             LdconfigRunner ldconfig = config.ldconfig() == AgentConfig.LdconfigMode.EXEC && mode == RootRepairer.Mode.APPLY
                     ? new LdconfigRunner(docker) : null;
-            ContainerRepairer repairer = repairer(config, docker, RepairMetrics.NOOP, PodEvents.NOOP, ldconfig);
+            ContainerRepairer repairer = repairer(config, docker, RepairMetrics.NOOP, PodEvents.NOOP, ldconfig, false);
             int exit = new ContainersCommand(docker, repairer, Clock.systemUTC(), out, err)
                     .run(config.containerIds(), mode, checkOnly, config.json());
             if (ldconfig != null) {
@@ -93,7 +94,7 @@ public final class Main {
         DockerApi docker = DockerApi.create(config.dockerHost());
         LdconfigRunner ldconfig = config.ldconfig() == AgentConfig.LdconfigMode.EXEC ? new LdconfigRunner(docker) : null;
         PodEvents podEvents = PodEvents.NOOP;
-        ContainerRepairer repairer = repairer(config, docker, metrics, podEvents, ldconfig);
+        ContainerRepairer repairer = repairer(config, docker, metrics, podEvents, ldconfig, true);
         Agent agent = new Agent(docker, new DockerContainerEvents(docker), repairer, metrics, Clock.systemUTC(),
                 config.workers(), config.resyncInterval(), config.shutdownGrace());
         AgentHttpServer http;
@@ -127,16 +128,18 @@ public final class Main {
     }
 
     private static ContainerRepairer repairer(AgentConfig config, DockerApi docker, RepairMetrics metrics,
-                                              PodEvents podEvents, LdconfigRunner ldconfig) {
+                                              PodEvents podEvents, LdconfigRunner ldconfig, boolean beforeStart) {
         PathResolver resolver = PathResolver.detect(config.forceWalkResolver());
         Optional<String> version = config.driverVersion().or(() -> hostDriverVersion(config.hostProc()));
         version.ifPresent(metrics::driverVersion);
-        RootRepairer rootRepairer = new RootRepairer(new DriverLocator(new SonameCache(4096)),
-                new AliasPlanner(config.devLinks()));
-        return new ContainerRepairer(docker, new ContainerRoots(config.hostProc(), resolver), rootRepairer,
+        DriverLocator locator = new DriverLocator(new SonameCache(4096));
+        AliasPlanner planner = new AliasPlanner(config.devLinks());
+        CreateTimeSeeder seeder = beforeStart ? new CreateTimeSeeder(locator::hostFileSoname, planner, resolver, version) : null;
+        return new ContainerRepairer(docker, new ContainerRoots(config.hostProc(), resolver),
+                new RootRepairer(locator, planner),
                 new ContainerScope(config.includeImages(), config.excludeImages()),
                 new ContainerRepairer.Settings(config.libraryDirectories(), version),
-                metrics, podEvents, ldconfig, Clock.systemUTC());
+                metrics, podEvents, ldconfig, seeder, Clock.systemUTC());
     }
 
     /** The loaded kernel module's version: the driver every container on this node receives. */

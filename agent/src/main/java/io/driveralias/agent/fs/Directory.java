@@ -152,6 +152,41 @@ public final class Directory implements AutoCloseable {
         throw new ErrnoException("link", name + " (no longer a symlink)", Errno.EEXIST);
     }
 
+    /** An extended attribute of this directory, e.g. overlayfs' opaque marker; empty if absent. */
+    public Optional<byte[]> xattr(String name) throws ErrnoException {
+        return Libc.fgetxattr(fd, name);
+    }
+
+    /** Opens the subdirectory {@code name}, never following a symlink there. */
+    public Directory subdirectory(String name) throws ErrnoException {
+        requirePlain(name);
+        int sub = Libc.openat(fd, name, OpenFlags.O_RDONLY | OpenFlags.O_DIRECTORY | OpenFlags.O_NOFOLLOW);
+        try {
+            return new Directory(sub, path.endsWith("/") ? path + name : path + "/" + name, Libc.statx(sub, "", false));
+        } catch (ErrnoException e) {
+            Libc.close(sub);
+            throw e;
+        }
+    }
+
+    /**
+     * Creates the subdirectory {@code name} with exactly this owner and mode (no umask), as a
+     * copy of the directory it will stand over in a lower layer.
+     */
+    public Directory makeDirectory(String name, int uid, int gid, int mode) throws ErrnoException {
+        requirePlain(name);
+        Libc.mkdirat(fd, name, 0700);
+        Directory created = subdirectory(name);
+        try {
+            Libc.fchownat(fd, name, uid, gid);
+            Libc.fchmod(created.fd, mode & 07777);
+            return created;
+        } catch (ErrnoException e) {
+            created.close();
+            throw e;
+        }
+    }
+
     /** The text of the symlink at {@code name}. */
     public String readLink(String name) throws ErrnoException {
         requirePlain(name);

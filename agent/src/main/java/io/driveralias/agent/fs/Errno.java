@@ -23,6 +23,7 @@ public final class Errno {
     public static final int ENAMETOOLONG = 36;
     public static final int ENOSYS = 38;
     public static final int ELOOP = 40;
+    public static final int ENODATA = 61;
     public static final int EOPNOTSUPP = 95;
 
     private Errno() {
@@ -50,6 +51,7 @@ public final class Errno {
             case ENAMETOOLONG -> "ENAMETOOLONG";
             case ENOSYS -> "ENOSYS";
             case ELOOP -> "ELOOP";
+            case ENODATA -> "ENODATA";
             case EOPNOTSUPP -> "EOPNOTSUPP";
             default -> "errno " + errno;
         };

@@ -5,12 +5,13 @@ package io.driveralias.agent.fs;
  * it (before 5.8); {@code dev} packs major and minor so that two stats can be compared.
  */
 public record FileStat(int mode, int uid, int gid, long inode, long size, long dev, long mountId,
-                       long mtimeNanos, long ctimeNanos) {
+                       long mtimeNanos, long ctimeNanos, long rdev) {
 
     private static final int S_IFMT = 0170000;
     private static final int S_IFREG = 0100000;
     private static final int S_IFDIR = 0040000;
     private static final int S_IFLNK = 0120000;
+    private static final int S_IFCHR = 0020000;
 
     public boolean isRegularFile() {
         return (mode & S_IFMT) == S_IFREG;
@@ -22,6 +23,14 @@ public record FileStat(int mode, int uid, int gid, long inode, long size, long d
 
     public boolean isSymlink() {
         return (mode & S_IFMT) == S_IFLNK;
+    }
+
+    /**
+     * An overlayfs whiteout: a character device with device number 0:0, which hides the same
+     * name in the layers below.
+     */
+    public boolean isWhiteout() {
+        return (mode & S_IFMT) == S_IFCHR && rdev == 0;
     }
 
     public int permissions() {

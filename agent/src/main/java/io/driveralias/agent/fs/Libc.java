@@ -65,6 +65,8 @@ public final class Libc {
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), -1);
     private static final MethodHandle PREAD = fn("pread",
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG), -1);
+    private static final MethodHandle FGETXATTR = fn("fgetxattr",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG), -1);
     private static final MethodHandle GETDENTS64 = fn("getdents64",
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), -1);
 
@@ -145,7 +147,8 @@ public final class Libc {
                     Short.toUnsignedInt(buf.get(JAVA_SHORT, 28)),
                     buf.get(JAVA_INT, 20), buf.get(JAVA_INT, 24),
                     buf.get(JAVA_LONG, 32), buf.get(JAVA_LONG, 40), dev, mountId,
-                    timestamp(buf, 112), timestamp(buf, 96));
+                    timestamp(buf, 112), timestamp(buf, 96),
+                    ((long) buf.get(JAVA_INT, 128) << 32) | (buf.get(JAVA_INT, 132) & 0xffffffffL));
         }
     }
 
@@ -202,6 +205,21 @@ public final class Libc {
 
     public static void fchmod(int fd, int mode) throws ErrnoException {
         call("fchmod", null, (arena, errno) -> (int) FCHMOD.invokeExact(errno, fd, mode));
+    }
+
+    /** An extended attribute of an open (not O_PATH) fd, at most 256 bytes; empty if it has none. */
+    public static java.util.Optional<byte[]> fgetxattr(int fd, String name) throws ErrnoException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment buf = arena.allocate(256);
+            long n = call("fgetxattr", name, (a, errno) ->
+                    (long) FGETXATTR.invokeExact(errno, fd, name(a, name), buf, 256L));
+            return java.util.Optional.of(buf.asSlice(0, n).toArray(JAVA_BYTE));
+        } catch (ErrnoException e) {
+            if (e.is(Errno.ENODATA) || e.is(Errno.EOPNOTSUPP)) {
+                return java.util.Optional.empty();
+            }
+            throw e;
+        }
     }
 
     /** Reads up to {@code length} bytes at {@code offset}; returns how many were read (0 at EOF). */

@@ -5,6 +5,7 @@ import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.ContainerScope;
 import io.driveralias.agent.core.FailureReason;
+import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.docker.ContainerInfo;
 import io.driveralias.agent.docker.DockerApi;
 import io.driveralias.agent.docker.DockerException;
@@ -13,6 +14,7 @@ import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.kube.PodEvents;
 import io.driveralias.agent.logging.Mdc;
 import io.driveralias.agent.metrics.RepairMetrics;
+import io.driveralias.agent.overlay.CreateTimeSeeder;
 import io.driveralias.agent.repair.Failures;
 import io.driveralias.agent.repair.LinkResult;
 import io.driveralias.agent.repair.LocateRequest;
@@ -51,12 +53,28 @@ public final class ContainerRepairer {
     private final RepairMetrics metrics;
     private final PodEvents podEvents;
     private final LdconfigRunner ldconfig;
+    private final CreateTimeSeeder seeder;
     private final Clock clock;
+    /** Containers seeded at create, until their start is verified. Bounded: some never start. */
+    private final Map<String, Seeded> seeded = java.util.Collections.synchronizedMap(
+            new LinkedHashMap<>(16, 0.75f, false) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, Seeded> eldest) {
+                    return size() > 4096;
+                }
+            });
 
-    /** {@code ldconfig} null: never refresh ld.so.cache ({@code --ldconfig off}). */
+    /** Links written into a created container's upper layer, and when. */
+    private record Seeded(Instant receivedAt, Instant seededAt, List<LinkAction> links) {
+    }
+
+    /**
+     * {@code ldconfig} null: never refresh ld.so.cache ({@code --ldconfig off}). {@code seeder}
+     * null: no repair before start (one-shot commands).
+     */
     public ContainerRepairer(DockerApi docker, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
                              Settings settings, RepairMetrics metrics, PodEvents podEvents, LdconfigRunner ldconfig,
-                             Clock clock) {
+                             CreateTimeSeeder seeder, Clock clock) {
         this.docker = docker;
         this.roots = roots;
         this.repairer = repairer;
@@ -65,6 +83,7 @@ public final class ContainerRepairer {
         this.metrics = metrics;
         this.podEvents = podEvents;
         this.ldconfig = ldconfig;
+        this.seeder = seeder;
         this.clock = clock;
     }
 
@@ -88,6 +107,7 @@ public final class ContainerRepairer {
         }
         ContainerRef ref = new ContainerRef(info.id(), info.name(), info.image(), ContainerScope.podOf(info.labels()));
         if (!info.running() && info.startedAt().isEmpty()) {
+            seedBeforeStart(info, receivedAt, mode);
             return Optional.empty();
         }
         if (info.running() && examinedStart.isPresent() && examinedStart.equals(info.startedAt())) {
@@ -107,6 +127,17 @@ public final class ContainerRepairer {
         }
     }
 
+    /** A created container whose driver mounts are declared: write its aliases before it starts. */
+    private void seedBeforeStart(ContainerInfo info, Instant receivedAt, RootRepairer.Mode mode) {
+        if (seeder == null || mode != RootRepairer.Mode.APPLY || scope.exclusion(info.image(), info.labels()).isPresent()) {
+            return;
+        }
+        List<LinkAction> links = seeder.seed(info);
+        if (!links.isEmpty()) {
+            seeded.put(info.id(), new Seeded(receivedAt, clock.instant(), links));
+        }
+    }
+
     private Examination repairRunning(ContainerInfo info, ContainerRef ref, Instant receivedAt, RootRepairer.Mode mode) {
         RepairReport report;
         try (OpenedContainer container = roots.open(info, () -> requireSameStart(info))) {
@@ -122,6 +153,15 @@ public final class ContainerRepairer {
             FailureReason reason = Failures.reasonOf(e);
             report = new RepairReport(Optional.empty(), List.of(),
                     List.of(new io.driveralias.agent.repair.Problem("/", reason, "cannot open the container: " + e.getMessage())));
+        }
+        Seeded seed = seeded.remove(info.id());
+        if (seed != null) {
+            report = report.withSeeded(seed.links());
+            if (report.applied().size() == seed.links().size()) {
+                // Everything was in place before the container's first instruction.
+                return finish(ref, report.outcome(), Optional.of(report), info.startedAt(),
+                        seed.receivedAt(), "before start", mode, seed.seededAt());
+            }
         }
         Examination result = finish(ref, report.outcome(), Optional.of(report), info.startedAt(), receivedAt, "", mode);
         if (mode == RootRepairer.Mode.APPLY && ldconfig != null && !report.applied().isEmpty()) {
@@ -148,7 +188,17 @@ public final class ContainerRepairer {
     private Examination finish(ContainerRef ref, ContainerOutcome outcome, Optional<RepairReport> report,
                                Optional<Instant> startedAt, Instant receivedAt, String detail,
                                RootRepairer.Mode mode) {
-        Instant now = clock.instant();
+        return finish(ref, outcome, report, startedAt, receivedAt, detail, mode, clock.instant());
+    }
+
+    /**
+     * @param verifiedAt when the aliases were known to be right: for a container seeded
+     *                   before its start, when the seeding finished (exposure 0)
+     */
+    private Examination finish(ContainerRef ref, ContainerOutcome outcome, Optional<RepairReport> report,
+                               Optional<Instant> startedAt, Instant receivedAt, String detail,
+                               RootRepairer.Mode mode, Instant verifiedAt) {
+        Instant now = verifiedAt;
         Duration took = Duration.between(receivedAt, now);
         Examination examination = new Examination(ref, outcome, report, startedAt, took, detail);
         metrics.containerExamined(outcome);
@@ -176,12 +226,11 @@ public final class ContainerRepairer {
                 }
             }
             metrics.repairDuration(took);
-            startedAt.ifPresent(s -> metrics.exposure(Duration.between(s, now).isNegative()
-                    ? Duration.ZERO : Duration.between(s, now)));
+            startedAt.ifPresent(s -> metrics.exposure(now.isBefore(s) ? Duration.ZERO : Duration.between(s, now)));
             r.driverVersion().ifPresent(metrics::driverVersion);
             podEvents.repaired(ref, r);
-            LOG.info("repaired container {} ({}): {} link(s) in {} ms: {}{}", ref.shortId(), ref.displayName(),
-                    r.applied().size(), took.toMillis(),
+            LOG.info("repaired container {} ({}){}: {} link(s) in {} ms: {}{}", ref.shortId(), ref.displayName(),
+                    detail.isEmpty() ? "" : " " + detail, r.applied().size(), took.toMillis(),
                     r.applied().stream().map(l -> l.action().name()).collect(Collectors.joining(", ")), image(ref));
         } else if (outcome != ContainerOutcome.FAILED) {
             LOG.debug("container {} ({}): {} {}", ref.shortId(), ref.displayName(), outcome.label(), detail);

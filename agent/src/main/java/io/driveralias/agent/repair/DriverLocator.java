@@ -148,6 +148,11 @@ public final class DriverLocator {
         }
     }
 
+    /** The SONAME of a driver file on the host (a bind mount's source), through the cache. */
+    public Optional<String> hostFileSoname(String hostPath) throws ErrnoException, ElfFormatException, IOException {
+        return soname(null, null, hostPath);
+    }
+
     private static ReadableFile openHostSource(String hostPath) throws ErrnoException {
         return ReadableFile.fromPathFd(Libc.openHost(hostPath, OpenFlags.O_PATH | OpenFlags.O_NOFOLLOW), hostPath);
     }

@@ -3,6 +3,7 @@ package io.driveralias.agent.repair;
 import io.driveralias.agent.core.ActionKind;
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.FailureReason;
+import io.driveralias.agent.core.LinkAction;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
@@ -43,6 +44,22 @@ public record RepairReport(Optional<String> driverVersion, List<LinkResult> link
 
     public List<LinkResult> applied() {
         return links.stream().filter(l -> l.status() == LinkStatus.APPLIED).toList();
+    }
+
+    /**
+     * This report, with the links found already right that the agent itself wrote before the
+     * container started counted as applied: for the container, they were repaired.
+     */
+    public RepairReport withSeeded(List<LinkAction> seeded) {
+        List<LinkResult> merged = new java.util.ArrayList<>(links.size());
+        for (LinkResult l : links) {
+            LinkAction match = seeded.stream()
+                    .filter(s -> s.path().equals(l.action().path()) && s.target().equals(l.action().target()))
+                    .findFirst().orElse(null);
+            merged.add(match != null && l.status() == LinkStatus.UNCHANGED && l.action().kind() == ActionKind.KEEP
+                    ? LinkResult.of(match, LinkStatus.APPLIED) : l);
+        }
+        return new RepairReport(driverVersion, merged, problems);
     }
 
     /** Each distinct reason this root is not healthy, links first, then problems. */

@@ -37,6 +37,11 @@ final class GpuContainers implements AutoCloseable {
         return id;
     }
 
+    /** Removes this container too when done. */
+    void adopt(String id) {
+        started.add(id);
+    }
+
     Processes.Result exec(String id, String... cmd) {
         List<String> args = new ArrayList<>(List.of("exec", id));
         args.addAll(List.of(cmd));
