@@ -137,9 +137,12 @@ public final class Fabric8PodEvents implements PodEvents {
         return events;
     }
 
+    /** Nothing is sent when nothing was applied: there would be nothing to tell. */
     @Override
     public void repaired(ContainerRef container, RepairReport report) {
-        enqueue(container, PodEvent.Type.NORMAL, report);
+        if (!report.applied().isEmpty()) {
+            enqueue(container, PodEvent.Type.NORMAL, report);
+        }
     }
 
     @Override

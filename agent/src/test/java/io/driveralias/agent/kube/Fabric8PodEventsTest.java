@@ -3,6 +3,7 @@ package io.driveralias.agent.kube;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.core.ContainerRef;
+import io.driveralias.agent.repair.RepairReport;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
@@ -18,6 +19,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -250,11 +252,14 @@ class Fabric8PodEventsTest {
     }
 
     @Test
-    void aContainerWithoutAPodSendsNothing() throws Exception {
+    void aContainerWithoutAPodOrARepairWithoutLinksSendsNothing() throws Exception {
         start(Fabric8PodEvents.Settings.DEFAULTS);
 
         events.repaired(Reports.withoutPod("plain-docker"), Reports.repaired());
         events.failed(Reports.withoutPod("plain-docker"), Reports.readOnly());
+        // a "repair" that changed nothing is not worth an Event either
+        events.repaired(Reports.container("ml", "healthy", "main"),
+                new RepairReport(Optional.of(Reports.V), List.of(), List.of()));
         events.repaired(Reports.container("ml", "trainer-0", "pytorch"), Reports.repaired());
         metrics.awaitEventsTotal(1, WAIT);
         events.close();
