@@ -1,0 +1,78 @@
+package io.driveralias.agent.kube;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.apps.DaemonSet;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The two ways to build the image (agent/Dockerfile, agent/image/build-rootfs.sh) start the agent
+ * the same way, and the DaemonSet relies on that.
+ */
+class ContainerImageTest {
+
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Path AGENT = Manifests.directory().resolveSibling("agent");
+
+    private static List<String> dockerfile(String instruction) throws Exception {
+        Matcher m = Pattern.compile("(?m)^" + instruction + " (\\[.*])$")
+                .matcher(Files.readString(AGENT.resolve("Dockerfile")));
+        assertThat(m.find()).as(instruction + " in agent/Dockerfile").isTrue();
+        return JSON.readValue(m.group(1), new TypeReference<>() {
+        });
+    }
+
+    private static List<String> script(String variable) throws Exception {
+        Matcher m = Pattern.compile("(?m)^" + variable + "='(\\[.*])'$")
+                .matcher(Files.readString(AGENT.resolve("image/build-rootfs.sh")));
+        assertThat(m.find()).as(variable + " in build-rootfs.sh").isTrue();
+        return JSON.readValue(m.group(1), new TypeReference<>() {
+        });
+    }
+
+    @Test
+    void bothImagesStartTheJarTheSameWay() throws Exception {
+        List<String> entrypoint = dockerfile("ENTRYPOINT");
+
+        assertThat(script("ENTRYPOINT")).isEqualTo(entrypoint);
+        assertThat(script("CMD")).isEqualTo(dockerfile("CMD")).containsExactly("run");
+        assertThat(entrypoint.getFirst()).isEqualTo("/opt/java/bin/java");
+        assertThat(entrypoint.subList(entrypoint.size() - 2, entrypoint.size()))
+                .containsExactly("-jar", "/opt/driver-alias-agent/driver-alias-agent.jar");
+    }
+
+    @Test
+    void bothLinkTheRuntimeWithTheSameScript() throws Exception {
+        assertThat(Files.readString(AGENT.resolve("Dockerfile"))).contains("agent/image/jlink-runtime.sh /opt/java");
+        assertThat(Files.readString(AGENT.resolve("image/build-rootfs.sh")))
+                .contains("\"$here/jlink-runtime.sh\" \"$rootfs/opt/java\"");
+        assertThat(Files.isExecutable(AGENT.resolve("image/jlink-runtime.sh"))).isTrue();
+        assertThat(Files.isExecutable(AGENT.resolve("image/build-rootfs.sh"))).isTrue();
+    }
+
+    @Test
+    void theDaemonSetKeepsTheImagesEntrypoint() throws Exception {
+        Container agent = Manifests.load("040-daemonset.yaml", DaemonSet.class)
+                .getSpec().getTemplate().getSpec().getContainers().getFirst();
+
+        assertThat(agent.getCommand()).isNullOrEmpty();
+        assertThat(agent.getArgs()).isEqualTo(dockerfile("CMD"));
+        // JVM flags in JAVA_TOOL_OPTIONS lose against the same flags on the command line
+        String toolOptions = agent.getEnv().stream().filter(e -> e.getName().equals("JAVA_TOOL_OPTIONS"))
+                .findFirst().orElseThrow().getValue();
+        for (String flag : dockerfile("ENTRYPOINT")) {
+            if (flag.startsWith("-XX:")) {
+                String name = flag.substring(5).replaceFirst("=.*", "");
+                assertThat(toolOptions).as("JAVA_TOOL_OPTIONS repeats %s", name).doesNotContain(name);
+            }
+        }
+    }
+}

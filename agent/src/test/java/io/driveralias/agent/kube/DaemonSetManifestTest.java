@@ -1,0 +1,170 @@
+package io.driveralias.agent.kube;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.driveralias.agent.config.ConfigParser;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerPort;
+import io.fabric8.kubernetes.api.model.EnvVar;
+import io.fabric8.kubernetes.api.model.HTTPGetAction;
+import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.Toleration;
+import io.fabric8.kubernetes.api.model.Volume;
+import io.fabric8.kubernetes.api.model.VolumeMount;
+import io.fabric8.kubernetes.api.model.apps.DaemonSet;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** The DaemonSet's privileges, exactly as documented, and its wiring to the agent's options. */
+class DaemonSetManifestTest {
+
+    /** The documented set (README "Kubernetes", one comment each in the manifest). */
+    private static final Set<String> CAPABILITIES = Set.of("SYS_PTRACE", "DAC_OVERRIDE", "DAC_READ_SEARCH", "CHOWN",
+            "FOWNER");
+
+    /** Read by the agent or its JVM without being one of its options. */
+    private static final Set<String> OTHER_VARIABLES = Set.of("NODE_NAME", "DOCKER_HOST", "JAVA_TOOL_OPTIONS");
+
+    private DaemonSet daemonSet;
+    private PodSpec pod;
+    private Container agent;
+
+    @BeforeEach
+    void load() throws Exception {
+        daemonSet = Manifests.load("040-daemonset.yaml", DaemonSet.class);
+        pod = daemonSet.getSpec().getTemplate().getSpec();
+        assertThat(pod.getContainers()).hasSize(1);
+        assertThat(pod.getInitContainers()).isNullOrEmpty();
+        agent = pod.getContainers().getFirst();
+    }
+
+    @Test
+    void isAnAppsV1DaemonSetRunningTheAgentsRunCommand() {
+        assertThat(daemonSet.getApiVersion()).isEqualTo("apps/v1");
+        assertThat(daemonSet.getSpec().getSelector().getMatchLabels())
+                .isEqualTo(daemonSet.getSpec().getTemplate().getMetadata().getLabels().entrySet().stream()
+                        .filter(e -> daemonSet.getSpec().getSelector().getMatchLabels().containsKey(e.getKey()))
+                        .collect(Collectors.toMap(e -> e.getKey(), e -> e.getValue())));
+        assertThat(agent.getArgs()).containsExactly("run");
+        assertThat(agent.getCommand()).isNullOrEmpty();
+    }
+
+    @Test
+    void rootWithAllCapabilitiesDroppedAndOnlyTheDocumentedOnesBack() {
+        var security = agent.getSecurityContext();
+
+        assertThat(security.getPrivileged()).isFalse();
+        assertThat(security.getAllowPrivilegeEscalation()).isFalse();
+        assertThat(security.getReadOnlyRootFilesystem()).isTrue();
+        assertThat(security.getRunAsUser()).isZero();
+        assertThat(security.getCapabilities().getDrop()).containsExactly("ALL");
+        assertThat(security.getCapabilities().getAdd()).doesNotHaveDuplicates()
+                .containsExactlyInAnyOrderElementsOf(CAPABILITIES);
+        assertThat(security.getProcMount()).isNull();
+        assertThat(pod.getSecurityContext().getSeccompProfile().getType()).isEqualTo("RuntimeDefault");
+    }
+
+    @Test
+    void sharesOnlyTheHostsPidNamespace() {
+        assertThat(pod.getHostPID()).isTrue();
+        assertThat(pod.getHostNetwork()).isNotEqualTo(Boolean.TRUE);
+        assertThat(pod.getHostIPC()).isNotEqualTo(Boolean.TRUE);
+    }
+
+    @Test
+    void mountsTheDockerSocketAndAWritableTmpAndNoOtherHostPath() {
+        List<Volume> hostPaths = pod.getVolumes().stream().filter(v -> v.getHostPath() != null).toList();
+        assertThat(hostPaths).singleElement().satisfies(v -> {
+            assertThat(v.getHostPath().getPath()).isEqualTo("/var/run/docker.sock");
+            assertThat(v.getHostPath().getType()).isEqualTo("Socket");
+            VolumeMount mount = mountOf(v.getName());
+            assertThat(mount.getMountPath()).isEqualTo("/var/run/docker.sock");
+            // where the agent looks by default
+            assertThat(ConfigParser.OPTIONS.stream().filter(o -> o.name().equals("docker-host")).findFirst()
+                    .orElseThrow().defaultValue()).isEqualTo("unix://" + mount.getMountPath());
+        });
+        Volume tmp = pod.getVolumes().stream().filter(v -> v.getEmptyDir() != null).findFirst().orElseThrow();
+        assertThat(mountOf(tmp.getName()).getMountPath()).isEqualTo("/tmp");
+        assertThat(mountOf(tmp.getName()).getReadOnly()).isNotEqualTo(Boolean.TRUE);
+    }
+
+    private VolumeMount mountOf(String volume) {
+        return agent.getVolumeMounts().stream().filter(m -> m.getName().equals(volume)).findFirst().orElseThrow();
+    }
+
+    @Test
+    void probesAskHealthzAndReadyzOnTheListenPort() {
+        int listenPort = listenPort();
+        ContainerPort port = agent.getPorts().stream().filter(p -> p.getContainerPort() == listenPort).findFirst()
+                .orElseThrow(() -> new AssertionError("no container port " + listenPort));
+        assertThat(port.getName()).isEqualTo("metrics");
+
+        HTTPGetAction liveness = agent.getLivenessProbe().getHttpGet();
+        HTTPGetAction readiness = agent.getReadinessProbe().getHttpGet();
+        assertThat(liveness.getPath()).isEqualTo("/healthz");
+        assertThat(readiness.getPath()).isEqualTo("/readyz");
+        for (HTTPGetAction probe : List.of(liveness, readiness)) {
+            var target = probe.getPort();
+            assertThat(target.getIntVal() != null ? target.getIntVal().equals(listenPort)
+                    : target.getStrVal().equals(port.getName())).as("probe port %s", target).isTrue();
+        }
+    }
+
+    /** The port of DRIVER_ALIAS_LISTEN if the DaemonSet sets it, else of --listen's default. */
+    private int listenPort() {
+        String listen = env().stream().filter(e -> e.getName().equals("DRIVER_ALIAS_LISTEN")).map(EnvVar::getValue)
+                .findFirst().orElse(ConfigParser.OPTIONS.stream().filter(o -> o.name().equals("listen"))
+                        .findFirst().orElseThrow().defaultValue());
+        return Integer.parseInt(listen.substring(listen.lastIndexOf(':') + 1));
+    }
+
+    private List<EnvVar> env() {
+        return agent.getEnv() == null ? List.of() : agent.getEnv();
+    }
+
+    @Test
+    void everyVariableItSetsIsOneTheAgentReads() {
+        Set<String> known = new HashSet<>(OTHER_VARIABLES);
+        ConfigParser.OPTIONS.forEach(o -> known.add(o.environmentVariable()));
+
+        assertThat(env()).extracting(EnvVar::getName).doesNotHaveDuplicates().isSubsetOf(known);
+        assertThat(agent.getEnvFrom()).isNullOrEmpty();
+    }
+
+    @Test
+    void theNodeNameComesFromTheDownwardApi() {
+        EnvVar node = env().stream().filter(e -> e.getName().equals("NODE_NAME")).findFirst().orElseThrow();
+        assertThat(node.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("spec.nodeName");
+    }
+
+    @Test
+    void runsOnGpuNodesDespiteTheirTaintsAsNodeCritical() {
+        assertThat(pod.getNodeSelector()).containsEntry("nvidia.com/gpu.present", "true");
+        assertThat(pod.getTolerations()).anySatisfy(t -> assertToleration(t, "nvidia.com/gpu", "NoSchedule"));
+        assertThat(pod.getTolerations()).anySatisfy(t -> assertToleration(t, "CriticalAddonsOnly", null));
+        assertThat(pod.getPriorityClassName()).isEqualTo("system-node-critical");
+    }
+
+    private static void assertToleration(Toleration t, String key, String effect) {
+        assertThat(t.getKey()).isEqualTo(key);
+        assertThat(t.getOperator()).isEqualTo("Exists");
+        assertThat(t.getEffect()).isEqualTo(effect);
+    }
+
+    @Test
+    void requestsAndLimitsAreSet() {
+        var resources = agent.getResources();
+        assertThat(resources.getRequests()).containsKeys("cpu", "memory");
+        assertThat(resources.getLimits()).containsKey("memory");
+    }
+
+    @Test
+    void usesTheAgentsServiceAccountToken() {
+        assertThat(pod.getServiceAccountName()).isEqualTo("driver-alias-agent");
+        assertThat(pod.getAutomountServiceAccountToken()).isNotEqualTo(Boolean.FALSE);
+    }
+}
