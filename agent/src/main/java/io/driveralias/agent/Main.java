@@ -12,15 +12,15 @@ import io.driveralias.agent.core.DriverVersions;
 import io.driveralias.agent.docker.DockerApi;
 import io.driveralias.agent.docker.DockerContainerEvents;
 import io.driveralias.agent.fs.PathResolver;
+import io.driveralias.agent.http.AgentHttpServer;
 import io.driveralias.agent.kube.PodEvents;
+import io.driveralias.agent.kube.PodEventsFactory;
 import io.driveralias.agent.live.Agent;
 import io.driveralias.agent.live.ContainerRepairer;
 import io.driveralias.agent.live.ContainerRoots;
 import io.driveralias.agent.live.LdconfigRunner;
 import io.driveralias.agent.logging.LogSetup;
 import io.driveralias.agent.metrics.MicrometerRepairMetrics;
-import io.driveralias.agent.http.AgentHttpServer;
-import java.net.InetSocketAddress;
 import io.driveralias.agent.metrics.RepairMetrics;
 import io.driveralias.agent.overlay.CreateTimeSeeder;
 import io.driveralias.agent.repair.DriverLocator;
@@ -28,6 +28,7 @@ import io.driveralias.agent.repair.RootRepairer;
 import io.driveralias.agent.repair.SonameCache;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -90,41 +91,38 @@ public final class Main {
 
     private static int runAgent(AgentConfig config) {
         Logger log = LoggerFactory.getLogger(Main.class);
-        MicrometerRepairMetrics metrics = MicrometerRepairMetrics.withProcessMetrics();
-        DockerApi docker = DockerApi.create(config.dockerHost());
-        LdconfigRunner ldconfig = config.ldconfig() == AgentConfig.LdconfigMode.EXEC ? new LdconfigRunner(docker) : null;
-        PodEvents podEvents = PodEvents.NOOP;
-        ContainerRepairer repairer = repairer(config, docker, metrics, podEvents, ldconfig, true);
-        Agent agent = new Agent(docker, new DockerContainerEvents(docker), repairer, metrics, Clock.systemUTC(),
-                config.workers(), config.resyncInterval(), config.shutdownGrace());
-        AgentHttpServer http;
-        try {
-            http = new AgentHttpServer(new InetSocketAddress(config.listenHost(), config.listenPort()), metrics::scrape, agent);
+        Clock clock = Clock.systemUTC();
+        try (MicrometerRepairMetrics metrics = MicrometerRepairMetrics.withProcessMetrics();
+             PodEvents podEvents = PodEventsFactory.create(config.kubernetes(), config.nodeName(), metrics, clock,
+                     System.getenv());
+             DockerApi docker = DockerApi.create(config.dockerHost());
+             LdconfigRunner ldconfig = config.ldconfig() == AgentConfig.LdconfigMode.EXEC ? new LdconfigRunner(docker) : null) {
+            Agent agent = new Agent(docker, new DockerContainerEvents(docker),
+                    repairer(config, docker, metrics, podEvents, ldconfig, true), metrics, clock,
+                    config.workers(), config.resyncInterval(), config.shutdownGrace());
+            try (AgentHttpServer http = new AgentHttpServer(
+                    new InetSocketAddress(config.listenHost(), config.listenPort()), metrics::scrape, agent)) {
+                CountDownLatch stop = new CountDownLatch(1);
+                Signals.onTerminate(stop::countDown);
+                http.start();
+                agent.start();
+                log.info("driver-alias-agent started: docker {}, listening on {}:{}, library directories {}",
+                        config.dockerHost(), config.listenHost(), http.port(), config.libraryDirectories());
+                stop.await();
+                log.info("stopping: finishing repairs in flight (at most {})", config.shutdownGrace());
+                agent.close();
+            }
+            return ExitCodes.HEALTHY;
+        } catch (ConfigException e) {
+            log.error("{}", e.getMessage());
+            return ExitCodes.USAGE;
         } catch (IOException e) {
             log.error("cannot listen on {}:{}: {}", config.listenHost(), config.listenPort(), e.getMessage());
             return ExitCodes.USAGE;
-        }
-        CountDownLatch stop = new CountDownLatch(1);
-        Signals.onTerminate(stop::countDown);
-        http.start();
-        agent.start();
-        log.info("driver-alias-agent started: docker {}, listening on {}:{}, library directories {}",
-                config.dockerHost(), config.listenHost(), http.port(), config.libraryDirectories());
-        try {
-            stop.await();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+            return ExitCodes.HEALTHY;
         }
-        log.info("stopping: finishing repairs in flight (at most {})", config.shutdownGrace());
-        agent.close();
-        if (ldconfig != null) {
-            ldconfig.close();
-        }
-        podEvents.close();
-        http.close();
-        metrics.close();
-        docker.close();
-        return ExitCodes.HEALTHY;
     }
 
     private static ContainerRepairer repairer(AgentConfig config, DockerApi docker, RepairMetrics metrics,

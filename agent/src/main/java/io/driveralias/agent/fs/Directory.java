@@ -100,7 +100,7 @@ public final class Directory implements AutoCloseable {
             if (replace) {
                 exchangeOverSymlink(temporary, name);
             } else {
-                renameNoReplace(temporary, name);
+                renameNoReplaceChecked(temporary, name);
             }
             placed = true;
         } finally {
@@ -110,7 +110,7 @@ public final class Directory implements AutoCloseable {
         }
     }
 
-    private void renameNoReplace(String temporary, String name) throws ErrnoException {
+    private void renameNoReplaceChecked(String temporary, String name) throws ErrnoException {
         try {
             Libc.renameat2(fd, temporary, name, OpenFlags.RENAME_NOREPLACE);
         } catch (ErrnoException e) {
@@ -131,7 +131,7 @@ public final class Directory implements AutoCloseable {
             Libc.renameat2(fd, temporary, name, OpenFlags.RENAME_EXCHANGE);
         } catch (ErrnoException e) {
             if (e.is(Errno.ENOENT)) {
-                renameNoReplace(temporary, name);
+                renameNoReplaceChecked(temporary, name);
                 return;
             }
             if (!e.is(Errno.EINVAL) && !e.is(Errno.ENOSYS)) {
@@ -185,6 +185,19 @@ public final class Directory implements AutoCloseable {
             created.close();
             throw e;
         }
+    }
+
+    /** Renames an entry of this directory; fails with EEXIST if {@code to} exists. */
+    public void renameNoReplace(String from, String to) throws ErrnoException {
+        requirePlain(from);
+        requirePlain(to);
+        renameNoReplaceChecked(from, to);
+    }
+
+    /** Removes a name of this directory: an empty directory, or anything else. */
+    public void remove(String name, boolean directory) throws ErrnoException {
+        requirePlain(name);
+        Libc.unlinkat(fd, name, directory ? OpenFlags.AT_REMOVEDIR : 0);
     }
 
     /** The text of the symlink at {@code name}. */

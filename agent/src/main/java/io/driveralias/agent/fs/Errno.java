@@ -12,6 +12,7 @@ public final class Errno {
     public static final int EAGAIN = 11;
     public static final int ENOMEM = 12;
     public static final int EACCES = 13;
+    public static final int EBUSY = 16;
     public static final int EEXIST = 17;
     public static final int EXDEV = 18;
     public static final int ENOTDIR = 20;
@@ -40,6 +41,7 @@ public final class Errno {
             case EAGAIN -> "EAGAIN";
             case ENOMEM -> "ENOMEM";
             case EACCES -> "EACCES";
+            case EBUSY -> "EBUSY";
             case EEXIST -> "EEXIST";
             case EXDEV -> "EXDEV";
             case ENOTDIR -> "ENOTDIR";

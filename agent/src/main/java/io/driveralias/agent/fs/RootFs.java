@@ -69,7 +69,7 @@ public final class RootFs implements AutoCloseable {
     }
 
     /** A name for a temporary link that no container can predict. */
-    static String temporaryName(String alias) {
+    public static String temporaryName(String alias) {
         String suffix = ".driver-alias-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
         String name = "." + alias + suffix;
         return name.length() <= 255 ? name : suffix;

@@ -129,7 +129,9 @@ public final class ContainerRepairer {
 
     /** A created container whose driver mounts are declared: write its aliases before it starts. */
     private void seedBeforeStart(ContainerInfo info, Instant receivedAt, RootRepairer.Mode mode) {
-        if (seeder == null || mode != RootRepairer.Mode.APPLY || scope.exclusion(info.image(), info.labels()).isPresent()) {
+        // A read-only root filesystem is the owner's choice: its writable layer is not ours to fill.
+        if (seeder == null || mode != RootRepairer.Mode.APPLY || info.readOnlyRootfs()
+                || scope.exclusion(info.image(), info.labels()).isPresent()) {
             return;
         }
         List<LinkAction> links = seeder.seed(info);
@@ -155,15 +157,16 @@ public final class ContainerRepairer {
                     List.of(new io.driveralias.agent.repair.Problem("/", reason, "cannot open the container: " + e.getMessage())));
         }
         Seeded seed = seeded.remove(info.id());
+        boolean beforeStart = false;
         if (seed != null) {
             report = report.withSeeded(seed.links());
-            if (report.applied().size() == seed.links().size()) {
-                // Everything was in place before the container's first instruction.
-                return finish(ref, report.outcome(), Optional.of(report), info.startedAt(),
-                        seed.receivedAt(), "before start", mode, seed.seededAt());
-            }
+            // Everything was in place before the container's first instruction.
+            beforeStart = report.applied().size() == seed.links().size();
         }
-        Examination result = finish(ref, report.outcome(), Optional.of(report), info.startedAt(), receivedAt, "", mode);
+        Examination result = beforeStart
+                ? finish(ref, report.outcome(), Optional.of(report), info.startedAt(), seed.receivedAt(), "before start",
+                        mode, seed.seededAt())
+                : finish(ref, report.outcome(), Optional.of(report), info.startedAt(), receivedAt, "", mode);
         if (mode == RootRepairer.Mode.APPLY && ldconfig != null && !report.applied().isEmpty()) {
             ldconfig.refreshLater(ref);
         }

@@ -29,7 +29,15 @@ public record OpenedContainer(RootFs root, String via, List<String> injectedFile
         if (fallback != null) {
             fallback.requireAlive();
         } else if (pidFd >= 0) {
-            Libc.pidfdSignal0(pidFd);
+            try {
+                Libc.pidfdSignal0(pidFd);
+            } catch (ErrnoException e) {
+                // As with kill(2): EPERM means the process exists but may not be signalled
+                // by us (another user, and the agent holds no CAP_KILL). Only ESRCH is gone.
+                if (!e.is(Errno.EPERM)) {
+                    throw e;
+                }
+            }
         } else if (procFd >= 0) {
             try {
                 Libc.statx(procFd, "stat", false);

@@ -217,9 +217,11 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
 
     @Override
     public void reconcileSucceeded(Instant at) {
-        lastReconcile.set(at);
         // Registered on the first success, not before: a series that reads 0 would look
         // like a reconcile in 1970 and page someone while the agent is still starting.
+        if (lastReconcile.getAndSet(at) != null) {
+            return;
+        }
         Gauge.builder(RECONCILE_LAST_SUCCESS, lastReconcile, last -> last.get().toEpochMilli() / 1000.0)
                 .description("Unix time of the last full reconcile that finished")
                 .strongReference(true)

@@ -8,8 +8,12 @@ import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.docker.ContainerInfo;
 import io.driveralias.agent.elf.ElfFormatException;
 import io.driveralias.agent.fs.Directory;
+import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
+import io.driveralias.agent.fs.Libc;
+import io.driveralias.agent.fs.OpenFlags;
 import io.driveralias.agent.fs.PathResolver;
+import io.driveralias.agent.fs.RootFs;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -42,6 +46,17 @@ public final class CreateTimeSeeder {
         Optional<String> soname(String hostPath) throws ErrnoException, ElfFormatException, IOException;
     }
 
+    /**
+     * Throws once Docker has begun to start the container. overlayfs forbids changing a layer
+     * under a mounted overlay; Docker creates the {@code merged} directory just before it
+     * mounts the root and removes it after unmounting, so while it is absent the upper layer
+     * is nobody's but ours.
+     */
+    @FunctionalInterface
+    private interface NotStarted {
+        void require() throws ErrnoException;
+    }
+
     private final SonameSource sonames;
     private final AliasPlanner planner;
     private final PathResolver resolver;
@@ -55,33 +70,47 @@ public final class CreateTimeSeeder {
         this.driverVersion = driverVersion;
     }
 
-    /** The links written (all verified by reading them back), or empty if nothing was seeded. */
+    /** The links written (each read back), or empty if nothing was seeded. */
     public List<LinkAction> seed(ContainerInfo info) {
         if (!"overlay2".equals(info.graphDriver()) || info.running() || info.startedAt().isPresent()) {
             return List.of();
         }
         Optional<String> upper = info.graphPath("UpperDir");
         Optional<String> lower = info.graphPath("LowerDir");
+        Optional<String> merged = info.graphPath("MergedDir");
         List<Declared> declared = declaredDriverFiles(info);
-        if (upper.isEmpty() || lower.isEmpty() || declared.isEmpty()) {
+        if (upper.isEmpty() || lower.isEmpty() || merged.isEmpty() || declared.isEmpty()) {
             return List.of();
         }
-        Map<String, List<DriverLibrary>> byDirectory = libraries(declared);
+        NotStarted notStarted = () -> requireUnmounted(merged.get());
         List<LinkAction> written = new ArrayList<>();
         try (LayerStack layers = LayerStack.open(upper.get(), lower.get(), resolver)) {
-            for (Map.Entry<String, List<DriverLibrary>> e : byDirectory.entrySet()) {
-                written.addAll(seedDirectory(layers, e.getKey(), e.getValue()));
+            notStarted.require();
+            for (Map.Entry<String, List<DriverLibrary>> e : libraries(declared).entrySet()) {
+                written.addAll(seedDirectory(layers, e.getKey(), e.getValue(), notStarted));
             }
         } catch (ErrnoException e) {
-            // Docker removed the layer, or something in it is not what it should be: the
-            // start path will repair (and report) through the container's own root.
+            // Docker removed the layer, began the start, or something in the layers is not
+            // what it should be: the start path repairs (and reports) through the container's root.
             LOG.debug("container {}: not seeded before start: {}", info.id(), e.getMessage());
         }
         return written;
     }
 
-    private List<LinkAction> seedDirectory(LayerStack layers, String path, List<DriverLibrary> libraries)
-            throws ErrnoException {
+    private static void requireUnmounted(String mergedDir) throws ErrnoException {
+        try {
+            Libc.close(Libc.openHost(mergedDir, OpenFlags.O_PATH | OpenFlags.O_NOFOLLOW));
+        } catch (ErrnoException e) {
+            if (e.is(Errno.ENOENT)) {
+                return;
+            }
+            throw e;
+        }
+        throw new ErrnoException("seed", mergedDir + " exists: the container is starting", Errno.EBUSY);
+    }
+
+    private List<LinkAction> seedDirectory(LayerStack layers, String path, List<DriverLibrary> libraries,
+                                           NotStarted notStarted) throws ErrnoException {
         Optional<MergedDirectory> merged = layers.directory(path);
         if (merged.isEmpty()) {
             return List.of();
@@ -92,27 +121,103 @@ public final class CreateTimeSeeder {
             if (changes.isEmpty()) {
                 return List.of();
             }
-            try (Directory target = upperCopy(layers, dir)) {
-                List<LinkAction> written = new ArrayList<>();
-                for (LinkAction action : changes) {
-                    // In the upper layer a stale link of a lower layer is simply shadowed.
-                    target.link(action.name(), action.target(), target.entry(action.name()).isPresent());
-                    if (target.readLink(action.name()).equals(action.target())) {
-                        written.add(action);
-                    }
-                }
-                return written;
+            List<MergedDirectory.Component> components = dir.components();
+            int present = 0;
+            while (present < components.size() && components.get(present).inUpper()) {
+                present++;
+            }
+            try (Directory parent = upperDirectory(layers, components.subList(0, present))) {
+                return present == components.size()
+                        ? linkInPlace(parent, changes, notStarted)
+                        : buildAndMoveIn(parent, components.subList(present, components.size()), changes, notStarted);
             }
         }
     }
 
-    /** The library directory in the upper layer, created component by component where missing. */
-    private static Directory upperCopy(LayerStack layers, MergedDirectory merged) throws ErrnoException {
+    /** The upper layer already has the directory: each link is renamed in on its own. */
+    private static List<LinkAction> linkInPlace(Directory target, List<LinkAction> changes, NotStarted notStarted)
+            throws ErrnoException {
+        List<LinkAction> written = new ArrayList<>();
+        for (LinkAction action : changes) {
+            notStarted.require();
+            // In the upper layer a stale link of a lower layer is simply shadowed.
+            target.link(action.name(), action.target(), target.entry(action.name()).isPresent());
+            if (target.readLink(action.name()).equals(action.target())) {
+                written.add(action);
+            }
+        }
+        return written;
+    }
+
+    /**
+     * The upper layer lacks (part of) the directory: the missing part is built complete, with
+     * its owners, modes and links, under a random name, then renamed into place in one step,
+     * right after checking once more that Docker has not begun to mount the container's root.
+     * Overlayfs thus never sees a half-made directory, nor one with the wrong mode.
+     */
+    private static List<LinkAction> buildAndMoveIn(Directory parent, List<MergedDirectory.Component> missing,
+                                                   List<LinkAction> changes, NotStarted notStarted)
+            throws ErrnoException {
+        MergedDirectory.Component first = missing.getFirst();
+        String temporary = RootFs.temporaryName(first.name());
+        List<Directory> built = new ArrayList<>();
+        boolean moved = false;
+        try {
+            built.add(parent.makeDirectory(temporary, first.stat().uid(), first.stat().gid(), first.stat().permissions()));
+            for (MergedDirectory.Component c : missing.subList(1, missing.size())) {
+                built.add(built.getLast().makeDirectory(c.name(), c.stat().uid(), c.stat().gid(), c.stat().permissions()));
+            }
+            for (LinkAction action : changes) {
+                built.getLast().link(action.name(), action.target(), false);
+            }
+            notStarted.require();
+            parent.renameNoReplace(temporary, first.name());
+            moved = true;
+            return changes;
+        } finally {
+            if (!moved) {
+                takeBack(parent, temporary, built, missing, changes);
+            }
+            built.forEach(Directory::close);
+        }
+    }
+
+    /** Removes a half-built directory that never became visible under its real name. */
+    private static void takeBack(Directory parent, String temporary, List<Directory> built,
+                                 List<MergedDirectory.Component> missing, List<LinkAction> changes) {
+        if (built.size() == missing.size()) {
+            for (LinkAction action : changes) {
+                quietly(() -> built.getLast().remove(action.name(), false));
+            }
+        }
+        for (int i = built.size() - 1; i >= 1; i--) {
+            Directory holder = built.get(i - 1);
+            String name = missing.get(i).name();
+            quietly(() -> holder.remove(name, true));
+        }
+        quietly(() -> parent.remove(temporary, true));
+    }
+
+    @FunctionalInterface
+    private interface Step {
+        void run() throws ErrnoException;
+    }
+
+    private static void quietly(Step step) {
+        try {
+            step.run();
+        } catch (ErrnoException ignored) {
+            // Best effort: the name is already gone, or the layer went away with the container.
+        }
+    }
+
+    /** The upper-layer directories that exist along the path: real directories, never followed. */
+    private static Directory upperDirectory(LayerStack layers, List<MergedDirectory.Component> present)
+            throws ErrnoException {
         Directory current = layers.upper().openDirectory("/", true);
         try {
-            for (MergedDirectory.Component c : merged.components()) {
-                Directory next = c.inUpper() ? current.subdirectory(c.name())
-                        : current.makeDirectory(c.name(), c.stat().uid(), c.stat().gid(), c.stat().permissions());
+            for (MergedDirectory.Component c : present) {
+                Directory next = current.subdirectory(c.name());
                 current.close();
                 current = next;
             }

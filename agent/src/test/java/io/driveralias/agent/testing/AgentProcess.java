@@ -58,6 +58,7 @@ public final class AgentProcess implements AutoCloseable {
     public static AgentProcess start(List<String> cmd, int port) {
         try {
             Path log = Files.createTempFile("daa-agent-", ".log");
+            log.toFile().deleteOnExit();
             Process p = new ProcessBuilder(cmd).redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
             return new AgentProcess(p, log, port);

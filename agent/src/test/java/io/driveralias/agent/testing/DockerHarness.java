@@ -99,9 +99,11 @@ public final class DockerHarness {
         daemon = null;
     }
 
+    /** At JVM exit: stop the private daemon and remove its data root (images, layers, logs). */
     private void stopDaemonQuietly() {
         try {
             stopDaemon();
+            Processes.run(List.of("rm", "-rf", dir.toString()), 120);
         } catch (RuntimeException | AssertionError ignored) {
             // Best effort at JVM exit.
         }

@@ -42,6 +42,8 @@ public final class TestImages {
         if (work == null) {
             try {
                 work = Files.createTempDirectory("daa-images-");
+                Path created = work;
+                Runtime.getRuntime().addShutdownHook(new Thread(() -> Processes.run(List.of("rm", "-rf", created.toString()), 60)));
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
