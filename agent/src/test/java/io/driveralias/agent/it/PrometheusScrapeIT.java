@@ -600,8 +600,40 @@ class PrometheusScrapeIT {
         awaitValue("no unrepaired container", "driver_alias_unrepaired_containers", v -> v == 0, LONG);
     }
 
+    /**
+     * {@code driver_alias_containers_total} counts containers examined: a container that exits
+     * at once is one container, counted once (gone, or no_driver when the agent was quicker
+     * than its exit), like every other start. Five of them, one after the other.
+     */
     @Test
     @Order(8)
+    void eachContainerThatExitsAtOnceIsCountedOnce() {
+        Assumptions.assumeTrue(scenarioReady, "needs the scenario of the previous tests");
+        int quick = 5;
+        awaitSettled();
+        Map<String, Double> before = byLabel("driver_alias_containers_total", "outcome");
+        double diesBefore = value("sum(driver_alias_docker_events_total{action=\"die\"})");
+        for (int i = 0; i < quick; i++) {
+            String id = containers.run(IMAGE, null, List.of("true"));
+            AgentProcess.awaitTrue("container " + id + " to exit", LONG,
+                    () -> docker.run("inspect", "-f", "{{.State.Running}}", id).equals("false"));
+        }
+        awaitValue("their die events", "sum(driver_alias_docker_events_total{action=\"die\"})",
+                v -> v >= diesBefore + quick, LONG);
+        awaitSettled();
+        Map<String, Double> delta = new TreeMap<>();
+        byLabel("driver_alias_containers_total", "outcome")
+                .forEach((outcome, n) -> delta.put(outcome, n - before.getOrDefault(outcome, 0.0)));
+        log(quick + " containers that exit at once counted as " + delta);
+        assertThat(delta.get("repaired") + delta.get("healthy") + delta.get("failed"))
+                .as("repairs among containers without a driver").isZero();
+        assertThat(delta.values().stream().mapToDouble(Double::doubleValue).sum())
+                .as("containers counted for %d containers that exit at once, each examined once per start: %s", quick, delta)
+                .isEqualTo(quick);
+    }
+
+    @Test
+    @Order(9)
     void notReadyWhileDockerIsDownAndReadyAgainAfter() throws IOException {
         Assumptions.assumeTrue(scenarioReady && readOnlyRemoved, "needs the previous tests");
         Assumptions.assumeTrue(docker.isPrivate(), "restarting dockerd needs the private engine");
