@@ -45,6 +45,18 @@ public final class Agent implements AgentStatus, AutoCloseable {
     private final Duration shutdownGrace;
     private final RepairQueue queue = new RepairQueue(QUEUE_CAPACITY);
     private final Map<String, Known> known = new ConcurrentHashMap<>();
+    /**
+     * The start each container was last examined for, kept past its die and destroy events
+     * (which may arrive between a container's create and start jobs) so that no start is
+     * counted twice. Bounded, oldest out first.
+     */
+    private final Map<String, Instant> examinedStarts = java.util.Collections.synchronizedMap(
+            new java.util.LinkedHashMap<>(64, 0.75f, false) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, Instant> eldest) {
+                    return size() > 8192;
+                }
+            });
     private final List<Thread> workers = new ArrayList<>();
     private final ScheduledExecutorService reconciler = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "reconcile");
@@ -178,7 +190,9 @@ public final class Agent implements AgentStatus, AutoCloseable {
         // A start is examined once (create and start events of one container); only the
         // reconcile retries a container that could not be repaired.
         boolean retry = job.trigger().equals("reconcile");
-        Optional<Instant> examinedStart = k != null && (k.verified() || !retry) ? k.startedAt() : Optional.empty();
+        Optional<Instant> examinedStart = retry
+                ? (k != null && k.verified() ? k.startedAt() : Optional.empty())
+                : Optional.ofNullable(examinedStarts.get(job.containerId()));
         Optional<Examination> result;
         try {
             result = repairer.examine(job.containerId(), job.receivedAt(), RootRepairer.Mode.APPLY, examinedStart);
@@ -192,6 +206,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
         }
         Examination e = result.get();
         String id = e.container().id().isEmpty() ? job.containerId() : e.container().id();
+        e.startedAt().ifPresent(start -> examinedStarts.put(id, start));
         switch (e.outcome()) {
             case REPAIRED, HEALTHY, NO_DRIVER, EXCLUDED -> known.put(id, new Known(true, e.startedAt()));
             case FAILED -> known.put(id, new Known(false, e.startedAt()));

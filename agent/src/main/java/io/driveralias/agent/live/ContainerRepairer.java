@@ -110,7 +110,8 @@ public final class ContainerRepairer {
             seedBeforeStart(info, receivedAt, mode);
             return Optional.empty();
         }
-        if (info.running() && examinedStart.isPresent() && examinedStart.equals(info.startedAt())) {
+        if (examinedStart.isPresent() && examinedStart.equals(info.startedAt())) {
+            // This start was examined already (running or not): count it once.
             return Optional.empty();
         }
         try (Mdc ignored = Mdc.container(ref)) {
