@@ -31,6 +31,8 @@ public final class Agent implements AgentStatus, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Agent.class);
     private static final int QUEUE_CAPACITY = 10_000;
+    /** Enough rounds for C1 to compile the repair path (see the README's footprint section). */
+    private static final int WARMUP_ROUNDS = 300;
 
     /** What the agent knows of a container between examinations. */
     private record Known(boolean verified, Optional<Instant> startedAt) {
@@ -84,6 +86,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
 
     public void start() {
         metrics.dockerConnected(false);
+        repairer.warmUp(WARMUP_ROUNDS);
         workers.forEach(Thread::start);
         events.start(new ContainerEvents.Listener() {
             @Override

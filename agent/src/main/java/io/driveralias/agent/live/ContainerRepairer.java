@@ -128,6 +128,11 @@ public final class ContainerRepairer {
         }
     }
 
+    /** Runs the repair path on a throw-away root, so that the first real container finds it warm. */
+    public void warmUp(int rounds) {
+        Warmup.run(repairer, roots.resolver(), rounds);
+    }
+
     /** A created container whose driver mounts are declared: write its aliases before it starts. */
     private void seedBeforeStart(ContainerInfo info, Instant receivedAt, RootRepairer.Mode mode) {
         // A read-only root filesystem is the owner's choice: its writable layer is not ours to fill.
@@ -203,7 +208,10 @@ public final class ContainerRepairer {
                                Optional<Instant> startedAt, Instant receivedAt, String detail,
                                RootRepairer.Mode mode, Instant verifiedAt) {
         Instant now = verifiedAt;
-        Duration took = Duration.between(receivedAt, now);
+        // From the moment the repair could begin: the event's arrival, or the container's start
+        // when a create event was still waiting for it.
+        Instant from = startedAt.filter(s -> s.isAfter(receivedAt) && !s.isAfter(now)).orElse(receivedAt);
+        Duration took = Duration.between(from, now);
         Examination examination = new Examination(ref, outcome, report, startedAt, took, detail);
         metrics.containerExamined(outcome);
         // A dry run (check) prints its report; only real repairs are logged and announced.

@@ -2,7 +2,6 @@ package io.driveralias.agent.live;
 
 import java.time.Instant;
 import java.util.HashSet;
-import java.util.Iterator;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
@@ -35,9 +34,11 @@ final class RepairQueue {
         }
         Job waiting = pending.get(job.containerId());
         if (waiting != null) {
-            if (job.receivedAt().isBefore(waiting.receivedAt())) {
-                pending.put(job.containerId(), new Job(job.containerId(), job.receivedAt(), waiting.trigger()));
-            }
+            // One job: the first arrival, and "start" if either was (it decides the priority).
+            String trigger = job.trigger().equals("start") ? "start" : waiting.trigger();
+            Instant first = job.receivedAt().isBefore(waiting.receivedAt()) ? job.receivedAt() : waiting.receivedAt();
+            pending.put(job.containerId(), new Job(job.containerId(), first, trigger));
+            notifyAll();
             return false;
         }
         if (pending.size() >= capacity) {
@@ -48,18 +49,33 @@ final class RepairQueue {
         return true;
     }
 
-    /** The oldest job whose container no worker holds; null once closed. */
+    /**
+     * The oldest job for a container that has started (a start event), else the oldest job
+     * at all, skipping containers a worker holds; null once closed. A running container
+     * without its aliases is exposed; a created one, or a reconcile check, can wait.
+     */
     synchronized Job take() throws InterruptedException {
         while (true) {
             if (closed) {
                 return null;
             }
-            for (Iterator<Job> it = pending.values().iterator(); it.hasNext(); ) {
-                Job job = it.next();
-                if (inFlight.add(job.containerId())) {
-                    it.remove();
-                    return job;
+            Job chosen = null;
+            for (Job job : pending.values()) {
+                if (inFlight.contains(job.containerId())) {
+                    continue;
                 }
+                if (job.trigger().equals("start")) {
+                    chosen = job;
+                    break;
+                }
+                if (chosen == null) {
+                    chosen = job;
+                }
+            }
+            if (chosen != null) {
+                pending.remove(chosen.containerId());
+                inFlight.add(chosen.containerId());
+                return chosen;
             }
             wait();
         }

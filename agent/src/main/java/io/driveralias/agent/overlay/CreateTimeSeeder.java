@@ -84,8 +84,13 @@ public final class CreateTimeSeeder {
         }
         NotStarted notStarted = () -> requireUnmounted(merged.get());
         List<LinkAction> written = new ArrayList<>();
-        try (LayerStack layers = LayerStack.open(upper.get(), lower.get(), resolver)) {
+        try {
+            // With `docker run` the start usually wins the race: find out before any other work.
             notStarted.require();
+        } catch (ErrnoException e) {
+            return written;
+        }
+        try (LayerStack layers = LayerStack.open(upper.get(), lower.get(), resolver)) {
             for (Map.Entry<String, List<DriverLibrary>> e : libraries(declared).entrySet()) {
                 written.addAll(seedDirectory(layers, e.getKey(), e.getValue(), notStarted));
             }

@@ -64,4 +64,17 @@ class RepairQueueTest {
         assertThat(queue.take()).isNull();
         assertThat(queue.offer(new RepairQueue.Job("d", T0, "start"))).isFalse();
     }
+
+    @Test
+    void startedContainersGoFirst() throws Exception {
+        RepairQueue queue = new RepairQueue(10);
+        queue.offer(new RepairQueue.Job("a", T0, "create"));
+        queue.offer(new RepairQueue.Job("b", T0.plusMillis(1), "reconcile"));
+        queue.offer(new RepairQueue.Job("c", T0.plusMillis(2), "start"));
+        queue.offer(new RepairQueue.Job("a", T0.plusMillis(3), "start"));
+
+        assertThat(queue.take().containerId()).isEqualTo("a");
+        assertThat(queue.take().containerId()).isEqualTo("c");
+        assertThat(queue.take().containerId()).isEqualTo("b");
+    }
 }

@@ -1,0 +1,78 @@
+package io.driveralias.agent.live;
+
+import io.driveralias.agent.fs.ErrnoException;
+import io.driveralias.agent.fs.KernelFiles;
+import io.driveralias.agent.fs.Libc;
+import io.driveralias.agent.fs.OpenFlags;
+import io.driveralias.agent.fs.PathResolver;
+import io.driveralias.agent.fs.RootFs;
+import io.driveralias.agent.mount.MountInfoException;
+import io.driveralias.agent.mount.MountInfoParser;
+import io.driveralias.agent.repair.LocateRequest;
+import io.driveralias.agent.repair.RootRepairer;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.Stream;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs the repair path at startup on a throw-away root in the agent's own /tmp, so that the
+ * first GPU container of the node does not pay for class loading, native call linking and
+ * the JIT. The "driver" is a copy of the runtime's own {@code libjsig.so} named like a
+ * versioned library: a real ELF file with a SONAME, present in every Java runtime.
+ */
+final class Warmup {
+
+    private static final Logger LOG = LoggerFactory.getLogger(Warmup.class);
+    private static final String VERSION = "1.0.0";
+
+    private Warmup() {
+    }
+
+    static void run(RootRepairer repairer, PathResolver resolver, int rounds) {
+        long started = System.nanoTime();
+        Path root = null;
+        try {
+            root = Files.createTempDirectory("driver-alias-warmup-");
+            Path lib = Files.createDirectories(root.resolve("usr/lib64"));
+            Files.copy(Path.of(System.getProperty("java.home"), "lib", "libjsig.so"), lib.resolve("libjsig.so." + VERSION));
+            LocateRequest request = new LocateRequest(List.of("/usr/lib64"), Optional.of(VERSION),
+                    List.of("/usr/lib64/libjsig.so." + VERSION), java.util.Map.of());
+            int selfProc = Libc.openHost("/proc/self", OpenFlags.O_PATH | OpenFlags.O_DIRECTORY);
+            try {
+                for (int i = 0; i < rounds; i++) {
+                    try (RootFs fs = RootFs.openHostDirectory(root.toString(), resolver)) {
+                        repairer.repair(fs, request, RootRepairer.Mode.APPLY);
+                    }
+                    Files.deleteIfExists(lib.resolve("libjsig.so"));
+                    MountInfoParser.parse(new String(KernelFiles.read(selfProc, "mountinfo", 4 << 20),
+                            StandardCharsets.ISO_8859_1));
+                }
+            } finally {
+                Libc.close(selfProc);
+            }
+            LOG.info("warmed up: {} rounds of the repair path in {} ms", rounds, (System.nanoTime() - started) / 1_000_000);
+        } catch (IOException | ErrnoException | MountInfoException | RuntimeException e) {
+            // Only speed is at stake: the agent works the same without it.
+            LOG.debug("warm-up skipped: {}", e.toString());
+        } finally {
+            if (root != null) {
+                deleteQuietly(root);
+            }
+        }
+    }
+
+    private static void deleteQuietly(Path root) {
+        try (Stream<Path> paths = Files.walk(root)) {
+            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException ignored) {
+            // A temp dir left behind in the agent's own /tmp.
+        }
+    }
+}

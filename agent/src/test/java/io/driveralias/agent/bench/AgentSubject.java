@@ -1,0 +1,153 @@
+package io.driveralias.agent.bench;
+
+import io.driveralias.agent.testing.AgentProcess;
+import io.driveralias.agent.testing.DockerHarness;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/** The packaged agent, as the DaemonSet runs it (its JVM flags come from {@code jvmOptions}). */
+final class AgentSubject implements Subject {
+
+    private static final Pattern REPAIRED = Pattern.compile("repaired container ([0-9a-f]{12}) .* in (\\d+) ms");
+
+    private final DockerHarness docker;
+    private final List<String> jvmOptions;
+    private AgentProcess process;
+
+    AgentSubject(DockerHarness docker, List<String> jvmOptions) {
+        this.docker = docker;
+        this.jvmOptions = jvmOptions;
+    }
+
+    @Override
+    public String name() {
+        return "agent";
+    }
+
+    @Override
+    public long start() {
+        int port = AgentProcess.freePort();
+        List<String> cmd = new java.util.ArrayList<>(List.of(AgentProcess.java()));
+        cmd.addAll(jvmOptions);
+        cmd.addAll(List.of("-jar", AgentProcess.jar().toString(), "run", "--docker-host", docker.host(),
+                "--listen", "127.0.0.1:" + port));
+        long launched = System.nanoTime();
+        process = AgentProcess.start(cmd, port);
+        HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(200)).build();
+        HttpRequest ready = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/readyz"))
+                .timeout(Duration.ofSeconds(1)).build();
+        process.await("/readyz 200", Duration.ofSeconds(60), () -> {
+            try {
+                return http.send(ready, HttpResponse.BodyHandlers.discarding()).statusCode() == 200;
+            } catch (IOException e) {
+                return false;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return false;
+            }
+        });
+        return (System.nanoTime() - launched) / 1_000_000;
+    }
+
+    @Override
+    public Map<String, Double> repairMillis() {
+        Map<String, Double> byShortId = new HashMap<>();
+        for (String line : process.logLines("repaired container")) {
+            Matcher m = REPAIRED.matcher(line);
+            if (m.find()) {
+                byShortId.put(m.group(1), Double.parseDouble(m.group(2)));
+            }
+        }
+        return byShortId;
+    }
+
+    @Override
+    public double cpuSeconds() {
+        return ProcStat.cpuSeconds(process.pid());
+    }
+
+    @Override
+    public double rssMiB() {
+        return ProcStat.statusKiB(process.pid(), "VmRSS") / 1024.0;
+    }
+
+    @Override
+    public double peakRssMiB() {
+        return ProcStat.statusKiB(process.pid(), "VmHWM") / 1024.0;
+    }
+
+    String log() {
+        return process.log();
+    }
+
+    @Override
+    public void close() {
+        if (process != null) {
+            process.stop();
+        }
+    }
+
+    /** The agent's own figures from /proc: a test reading the host's /proc for a host process. */
+    static final class ProcStat {
+        private ProcStat() {
+        }
+
+        static double cpuSeconds(long pid) {
+            try {
+                String stat = Files.readString(Path.of("/proc", String.valueOf(pid), "stat"));
+                String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                // Fields 14-17 of proc(5) (utime, stime, cutime, cstime), counted from "state" = 3.
+                long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]) + Long.parseLong(f[13]) + Long.parseLong(f[14]);
+                return ticks / 100.0;
+            } catch (IOException e) {
+                return Double.NaN;
+            }
+        }
+
+        /** CPU of every live process in session {@code sid}, children they waited for included. */
+        static double sessionCpuSeconds(long sid) {
+            double total = 0;
+            try (var dirs = Files.list(Path.of("/proc"))) {
+                for (Path dir : dirs.filter(p -> p.getFileName().toString().matches("\\d+")).toList()) {
+                    try {
+                        String stat = Files.readString(dir.resolve("stat"));
+                        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                        if (Long.parseLong(f[3]) == sid) {
+                            total += (Long.parseLong(f[11]) + Long.parseLong(f[12]) + Long.parseLong(f[13])
+                                    + Long.parseLong(f[14])) / 100.0;
+                        }
+                    } catch (IOException | RuntimeException e) {
+                        // The process ended while we looked.
+                    }
+                }
+            } catch (IOException e) {
+                return Double.NaN;
+            }
+            return total;
+        }
+
+        static double statusKiB(long pid, String field) {
+            try {
+                for (String line : Files.readAllLines(Path.of("/proc", String.valueOf(pid), "status"))) {
+                    if (line.startsWith(field + ":")) {
+                        return Double.parseDouble(line.replaceAll("[^0-9]", ""));
+                    }
+                }
+            } catch (IOException e) {
+                return Double.NaN;
+            }
+            return Double.NaN;
+        }
+    }
+}

@@ -1,0 +1,73 @@
+package io.driveralias.agent.bench;
+
+import io.driveralias.agent.testing.DockerHarness;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The benchmark: {@code mvn -B verify -Pbenchmark} (see the README). Not part of the normal
+ * test run; {@code BenchmarkSmokeIT} runs a small version of it there. It prints its figures
+ * and writes them to {@code agent/target/benchmark/report.txt}; it asserts nothing about
+ * speed. Settings: -Dbench.containers=200 -Dbench.burst=20 -Dbench.createThenStart=50
+ * -Dbench.acrossRestart=20 -Dbench.shellLoop=true -Dbench.agentJvm="..." (JVM options, by
+ * default those of the DaemonSet).
+ */
+class RepairBenchmark {
+
+    @Test
+    void benchmark() throws Exception {
+        List<BenchmarkRun.Result> results = run(BenchmarkRun.Settings.fromSystemProperties(),
+                Boolean.parseBoolean(System.getProperty("bench.shellLoop", "true")));
+        if (results.isEmpty()) {
+            throw new AssertionError("no results");
+        }
+    }
+
+    static List<BenchmarkRun.Result> run(BenchmarkRun.Settings settings, boolean withShellLoop) throws Exception {
+        DockerHarness docker = DockerHarness.get();
+        Workload workload = new Workload(docker, Workload.benchDir(), settings.probeTimeoutSeconds());
+        BenchmarkRun run = new BenchmarkRun(workload, settings);
+        List<BenchmarkRun.Result> results = new ArrayList<>();
+        String jvm = System.getProperty("bench.agentJvm", daemonSetJvmOptions());
+        try (AgentSubject agent = new AgentSubject(docker, Arrays.stream(jvm.trim().split("\\s+"))
+                .filter(s -> !s.isEmpty()).toList())) {
+            results.add(run.run(agent));
+        }
+        if (withShellLoop) {
+            try (ShellLoopSubject shell = new ShellLoopSubject(docker, Workload.benchDir().resolve("shell-loop.sh"))) {
+                results.add(run.run(shell));
+            }
+        }
+        String report = "agent JVM options: " + jvm + "\n" + BenchmarkReport.render(settings, results);
+        System.out.println(report);
+        Path out = Path.of("target", "benchmark");
+        Files.createDirectories(out);
+        Files.writeString(out.resolve("report.txt"), report);
+        return results;
+    }
+
+    /**
+     * What the DaemonSet runs: the image's ENTRYPOINT flags, the pod's memory limit (which the
+     * JVM would otherwise take from the host) and the manifest's JAVA_TOOL_OPTIONS, read from
+     * k8s/040-daemonset.yaml so that the benchmark measures what is deployed.
+     */
+    static String daemonSetJvmOptions() {
+        try {
+            String manifest = Files.readString(Path.of("..", "k8s", "040-daemonset.yaml"));
+            java.util.regex.Matcher options = java.util.regex.Pattern
+                    .compile("name: JAVA_TOOL_OPTIONS\\s+value: \"([^\"]*)\"").matcher(manifest);
+            java.util.regex.Matcher limit = java.util.regex.Pattern
+                    .compile("limits:\\s+memory: (\\d+)Mi").matcher(manifest);
+            if (!options.find() || !limit.find()) {
+                throw new AssertionError("JAVA_TOOL_OPTIONS or the memory limit not found in k8s/040-daemonset.yaml");
+            }
+            return "-XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError -XX:MaxRAM=" + limit.group(1) + "m " + options.group(1);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+}

@@ -1,0 +1,26 @@
+package io.driveralias.agent.bench;
+
+import java.util.Map;
+
+/** What the benchmark runs the workload against: the agent, or the shell loop. */
+interface Subject extends AutoCloseable {
+
+    String name();
+
+    /** Starts it and waits until it serves; returns milliseconds from launch to ready. */
+    long start();
+
+    /** Repair durations reported by the subject itself, by container id (milliseconds). */
+    Map<String, Double> repairMillis();
+
+    /** User + system CPU seconds used so far by the subject's processes. */
+    double cpuSeconds();
+
+    /** Resident memory now and at its peak (MiB); NaN where it means nothing. */
+    double rssMiB();
+
+    double peakRssMiB();
+
+    @Override
+    void close();
+}
