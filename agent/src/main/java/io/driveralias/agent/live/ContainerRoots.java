@@ -65,7 +65,7 @@ public final class ContainerRoots {
                 return openMerged(info, stillRunning);
             }
             pidFd = pidHandle(info.pid());
-            int rootFd = Libc.openat(procFd, "root", OpenFlags.O_PATH | OpenFlags.O_DIRECTORY);
+            int rootFd = openRoot(procFd, info.pid());
             RootFs root = RootFs.adopt(rootFd, resolver);
             OpenedContainer opened = new OpenedContainer(root, "proc", injectedFiles(procFd), Map.of(), procFd, pidFd, null);
             try {
@@ -79,6 +79,22 @@ public final class ContainerRoots {
             Libc.close(procFd);
             Libc.close(pidFd);
             throw e.is(Errno.ENOENT) ? new ErrnoException("container", info.id() + " (exited)", Errno.ESRCH) : e;
+        }
+    }
+
+    /**
+     * {@code /proc/<pid>/root} of another process passes the kernel's ptrace access check:
+     * refused, it is the agent's privileges that are missing, and the message says which.
+     */
+    private int openRoot(int procFd, int pid) throws ErrnoException {
+        try {
+            return Libc.openat(procFd, "root", OpenFlags.O_PATH | OpenFlags.O_DIRECTORY);
+        } catch (ErrnoException e) {
+            if (e.is(Errno.EACCES) || e.is(Errno.EPERM)) {
+                throw new ErrnoException("open", hostProc + "/" + pid
+                        + "/root (the agent needs CAP_SYS_PTRACE and the host's PID namespace)", e.errno());
+            }
+            throw e;
         }
     }
 

@@ -10,6 +10,20 @@ public final class Failures {
     private Failures() {
     }
 
+    /**
+     * Why a link could not be written in {@code directory}. Refusals name the capability that
+     * overrides them, the usual cause in a container with trimmed capabilities.
+     */
+    public static String linkFailure(String directory, ErrnoException e) {
+        return switch (e.errno()) {
+            case Errno.EACCES -> directory + ": EACCES (permission denied): the directory's owner and mode refuse"
+                    + " the agent; writing there needs CAP_DAC_OVERRIDE";
+            case Errno.EPERM -> directory + ": EPERM (operation not permitted): in a sticky directory, replacing"
+                    + " another user's link needs CAP_FOWNER";
+            default -> e.getMessage();
+        };
+    }
+
     public static FailureReason reasonOf(ErrnoException e) {
         return switch (e.errno()) {
             case Errno.EROFS -> FailureReason.READ_ONLY;

@@ -96,7 +96,7 @@ public final class RootRepairer {
                     dir.link(action.name(), action.target(), action.kind() == ActionKind.REPLACE);
                     results.add(LinkResult.of(action, LinkStatus.APPLIED));
                 } catch (ErrnoException e) {
-                    results.add(LinkResult.failed(action, Failures.reasonOf(e), e.getMessage()));
+                    results.add(LinkResult.failed(action, Failures.reasonOf(e), Failures.linkFailure(path, e)));
                 }
             }
         } catch (ErrnoException e) {

@@ -22,9 +22,11 @@ import org.junit.jupiter.api.Test;
 /** The DaemonSet's privileges, exactly as documented, and its wiring to the agent's options. */
 class DaemonSetManifestTest {
 
-    /** The documented set (README "Kubernetes", one comment each in the manifest). */
-    private static final Set<String> CAPABILITIES = Set.of("SYS_PTRACE", "DAC_OVERRIDE", "DAC_READ_SEARCH", "CHOWN",
-            "FOWNER");
+    /**
+     * The documented set (README "Kubernetes", one comment each in the manifest), each one
+     * shown necessary by LeastPrivilegeIT.
+     */
+    private static final Set<String> CAPABILITIES = Set.of("SYS_PTRACE", "DAC_OVERRIDE", "CHOWN", "FOWNER", "FSETID");
 
     /** Read by the agent or its JVM without being one of its options. */
     private static final Set<String> OTHER_VARIABLES = Set.of("NODE_NAME", "DOCKER_HOST", "JAVA_TOOL_OPTIONS");
@@ -76,17 +78,30 @@ class DaemonSetManifestTest {
     }
 
     @Test
-    void mountsTheDockerSocketAndAWritableTmpAndNoOtherHostPath() {
+    void mountsTheDockerSocketDockersLayersAndAWritableTmpAndNoOtherHostPath() {
         List<Volume> hostPaths = pod.getVolumes().stream().filter(v -> v.getHostPath() != null).toList();
-        assertThat(hostPaths).singleElement().satisfies(v -> {
-            assertThat(v.getHostPath().getPath()).isEqualTo("/var/run/docker.sock");
-            assertThat(v.getHostPath().getType()).isEqualTo("Socket");
-            VolumeMount mount = mountOf(v.getName());
-            assertThat(mount.getMountPath()).isEqualTo("/var/run/docker.sock");
-            // where the agent looks by default
-            assertThat(ConfigParser.OPTIONS.stream().filter(o -> o.name().equals("docker-host")).findFirst()
-                    .orElseThrow().defaultValue()).isEqualTo("unix://" + mount.getMountPath());
-        });
+        assertThat(hostPaths).extracting(v -> v.getHostPath().getPath())
+                .containsExactlyInAnyOrder("/var/run/docker.sock", "/var/lib/docker/overlay2");
+        Volume socket = hostPaths.stream().filter(v -> v.getHostPath().getPath().equals("/var/run/docker.sock"))
+                .findFirst().orElseThrow();
+        assertThat(socket.getHostPath().getType()).isEqualTo("Socket");
+        VolumeMount socketMount = mountOf(socket.getName());
+        assertThat(socketMount.getMountPath()).isEqualTo("/var/run/docker.sock");
+        assertThat(socketMount.getReadOnly()).isTrue();
+        // where the agent looks by default
+        assertThat(ConfigParser.OPTIONS.stream().filter(o -> o.name().equals("docker-host")).findFirst()
+                .orElseThrow().defaultValue()).isEqualTo("unix://" + socketMount.getMountPath());
+
+        // The layers: at the node's own path (the agent opens the paths docker inspect reports),
+        // writable (the aliases go into a created container's UpperDir).
+        Volume layers = hostPaths.stream().filter(v -> v.getHostPath().getPath().equals("/var/lib/docker/overlay2"))
+                .findFirst().orElseThrow();
+        assertThat(layers.getHostPath().getType()).isEqualTo("Directory");
+        VolumeMount layersMount = mountOf(layers.getName());
+        assertThat(layersMount.getMountPath()).isEqualTo(layers.getHostPath().getPath());
+        assertThat(layersMount.getReadOnly()).isNotEqualTo(Boolean.TRUE);
+        assertThat(layersMount.getMountPropagation()).isNull();
+
         Volume tmp = pod.getVolumes().stream().filter(v -> v.getEmptyDir() != null).findFirst().orElseThrow();
         assertThat(mountOf(tmp.getName()).getMountPath()).isEqualTo("/tmp");
         assertThat(mountOf(tmp.getName()).getReadOnly()).isNotEqualTo(Boolean.TRUE);

@@ -103,6 +103,9 @@ public final class DockerHarness {
     private void stopDaemonQuietly() {
         try {
             stopDaemon();
+            // Once a container has used --network host, dockerd leaves the host's network
+            // namespace bind-mounted here when it stops, and rm could not remove the directory.
+            Processes.run(List.of("umount", "-l", dir.resolve("exec/netns/default").toString()), 30);
             Processes.run(List.of("rm", "-rf", dir.toString()), 120);
         } catch (RuntimeException | AssertionError ignored) {
             // Best effort at JVM exit.
