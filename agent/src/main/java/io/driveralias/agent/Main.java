@@ -11,6 +11,7 @@ import io.driveralias.agent.core.ContainerScope;
 import io.driveralias.agent.core.DriverVersions;
 import io.driveralias.agent.docker.DockerApi;
 import io.driveralias.agent.docker.DockerContainerEvents;
+import io.driveralias.agent.fs.HostRoot;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.http.AgentHttpServer;
 import io.driveralias.agent.kube.PodEvents;
@@ -130,7 +131,7 @@ public final class Main {
         PathResolver resolver = PathResolver.detect(config.forceWalkResolver());
         Optional<String> version = config.driverVersion().or(() -> hostDriverVersion(config.hostProc()));
         version.ifPresent(metrics::driverVersion);
-        DriverLocator locator = new DriverLocator(new SonameCache(4096));
+        DriverLocator locator = new DriverLocator(new SonameCache(4096), new HostRoot(config.hostProc(), resolver));
         AliasPlanner planner = new AliasPlanner(config.devLinks());
         CreateTimeSeeder seeder = beforeStart ? new CreateTimeSeeder(locator::hostFileSoname, planner, resolver, version) : null;
         return new ContainerRepairer(docker, new ContainerRoots(config.hostProc(), resolver),

@@ -3,6 +3,7 @@ package io.driveralias.agent.cli;
 import io.driveralias.agent.config.AgentConfig;
 import io.driveralias.agent.core.AliasPlanner;
 import io.driveralias.agent.fs.ErrnoException;
+import io.driveralias.agent.fs.HostRoot;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.fs.RootFs;
 import io.driveralias.agent.repair.DriverLocator;
@@ -29,7 +30,7 @@ public final class RootRepairCommand {
     public int run() {
         String rootPath = config.root().orElseThrow();
         PathResolver resolver = PathResolver.detect(config.forceWalkResolver());
-        RootRepairer repairer = new RootRepairer(new DriverLocator(new SonameCache(256)),
+        RootRepairer repairer = new RootRepairer(new DriverLocator(new SonameCache(256), new HostRoot("/proc", resolver)),
                 new AliasPlanner(config.devLinks()));
         RepairReport report;
         try (RootFs root = RootFs.openHostDirectory(rootPath, resolver)) {

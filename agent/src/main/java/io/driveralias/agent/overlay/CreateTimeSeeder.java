@@ -57,6 +57,7 @@ public final class CreateTimeSeeder {
         void require() throws ErrnoException;
     }
 
+    private final java.util.Set<String> warned = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final SonameSource sonames;
     private final AliasPlanner planner;
     private final PathResolver resolver;
@@ -97,7 +98,13 @@ public final class CreateTimeSeeder {
         } catch (ErrnoException e) {
             // Docker removed the layer, began the start, or something in the layers is not
             // what it should be: the start path repairs (and reports) through the container's root.
-            LOG.debug("container {}: not seeded before start: {}", info.id(), e.getMessage());
+            // A refusal (a missing capability) is worth a warning, once for each kind.
+            boolean refused = e.is(Errno.EPERM) || e.is(Errno.EACCES);
+            if (refused && warned.add(e.getMessage().replaceAll("[0-9a-f]{12,}", "*"))) {
+                LOG.warn("container {}: not repaired before start, the start path will: {}", info.id(), e.getMessage());
+            } else {
+                LOG.debug("container {}: not seeded before start: {}", info.id(), e.getMessage());
+            }
         }
         return written;
     }

@@ -10,8 +10,8 @@ import io.driveralias.agent.fs.Directory;
 import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.fs.FileStat;
+import io.driveralias.agent.fs.HostRoot;
 import io.driveralias.agent.fs.Libc;
-import io.driveralias.agent.fs.OpenFlags;
 import io.driveralias.agent.fs.ReadableFile;
 import io.driveralias.agent.fs.RootFs;
 import java.io.IOException;
@@ -32,9 +32,23 @@ import java.util.Set;
 public final class DriverLocator {
 
     private final SonameCache cache;
+    private final HostRoot host;
+    /**
+     * SONAMEs of injected driver files by file name, as read inside containers. A container
+     * created later may name the same files at host paths the agent cannot open (from a pod);
+     * the name of an injected file (never an image's) stands for its contents on this node.
+     */
+    private final Map<String, String> learned = java.util.Collections.synchronizedMap(
+            new LinkedHashMap<>(64, 0.75f, true) {
+                @Override
+                protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
+                    return size() > 1024;
+                }
+            });
 
-    public DriverLocator(SonameCache cache) {
+    public DriverLocator(SonameCache cache, HostRoot host) {
         this.cache = cache;
+        this.host = host;
     }
 
     private record FoundDirectory(String path, FileStat stat, Set<String> names) {
@@ -104,6 +118,7 @@ public final class DriverLocator {
                                                LocateRequest request, List<Problem> problems)
             throws ErrnoException {
         List<LocatedLibrary> libraries = new ArrayList<>();
+        Set<String> injected = new java.util.HashSet<>(request.injectedFiles());
         try (Directory dir = root.openDirectory(found.path(), false)) {
             if (!dir.stat().sameFile(found.stat())) {
                 problems.add(new Problem(found.path(), FailureReason.UNSAFE_PATH, "directory was swapped while scanning"));
@@ -116,9 +131,13 @@ public final class DriverLocator {
                 String path = found.path() + "/" + name;
                 try {
                     FileStat stat = dir.statEntry(name);
-                    Optional<String> soname = soname(dir, name, request.hostSources().get(path));
+                    String hostSource = request.hostSources().get(path);
+                    Optional<String> soname = soname(dir, name, hostSource);
                     soname.ifPresent(s -> libraries.add(
                             new LocatedLibrary(new DriverLibrary(found.path(), name, s), stat)));
+                    if (hostSource == null && injected.contains(path) && soname.isPresent()) {
+                        learned.put(name, soname.get());
+                    }
                 } catch (ErrnoException e) {
                     if (e.is(Errno.ESRCH)) {
                         throw e;
@@ -137,7 +156,7 @@ public final class DriverLocator {
     /** The SONAME of a driver file: from the file in the root, or from its host source. */
     private Optional<String> soname(Directory dir, String name, String hostSource)
             throws ErrnoException, ElfFormatException, IOException {
-        try (ReadableFile file = hostSource != null ? openHostSource(hostSource) : dir.openFile(name)) {
+        try (ReadableFile file = hostSource != null ? host.openRegularFile(hostSource) : dir.openFile(name)) {
             Optional<Optional<String>> cached = cache.get(file.stat());
             if (cached.isPresent()) {
                 return cached.get();
@@ -148,12 +167,19 @@ public final class DriverLocator {
         }
     }
 
-    /** The SONAME of a driver file on the host (a bind mount's source), through the cache. */
+    /**
+     * The SONAME of a driver file on the host (a bind mount's source), through the cache; if
+     * the host path cannot be opened, what an injected file of that name was seen to have.
+     */
     public Optional<String> hostFileSoname(String hostPath) throws ErrnoException, ElfFormatException, IOException {
-        return soname(null, null, hostPath);
-    }
-
-    private static ReadableFile openHostSource(String hostPath) throws ErrnoException {
-        return ReadableFile.fromPathFd(Libc.openHost(hostPath, OpenFlags.O_PATH | OpenFlags.O_NOFOLLOW), hostPath);
+        try {
+            return soname(null, null, hostPath);
+        } catch (ErrnoException e) {
+            String seen = learned.get(FileNames.baseName(hostPath));
+            if (seen != null && (e.is(Errno.ENOENT) || e.is(Errno.EACCES) || e.is(Errno.EPERM))) {
+                return Optional.of(seen);
+            }
+            throw e;
+        }
     }
 }

@@ -26,7 +26,7 @@ class DaemonSetManifestTest {
      * The documented set (README "Kubernetes", one comment each in the manifest), each one
      * shown necessary by LeastPrivilegeIT.
      */
-    private static final Set<String> CAPABILITIES = Set.of("SYS_PTRACE", "DAC_OVERRIDE", "CHOWN", "FOWNER", "FSETID");
+    private static final Set<String> CAPABILITIES = Set.of("SYS_PTRACE", "DAC_OVERRIDE", "CHOWN", "FOWNER");
 
     /** Read by the agent or its JVM without being one of its options. */
     private static final Set<String> OTHER_VARIABLES = Set.of("NODE_NAME", "DOCKER_HOST", "JAVA_TOOL_OPTIONS");
