@@ -48,7 +48,7 @@ public final class ConfigParser {
             new Option("host-proc", "/proc", false, false, "where the host's processes are visible"),
             new Option("root", null, false, false, "repair an unpacked root filesystem instead of containers"),
             new Option("resolver", "auto", false, false, "auto|walk: force the pre-openat2 path walk (tests)"),
-            new Option("workers", "2", false, false, "repair workers"),
+            new Option("workers", "4", false, false, "repair workers"),
             new Option("shutdown-grace", "10s", false, false, "how long SIGTERM waits for repairs in flight"));
 
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)?");

@@ -7,7 +7,6 @@ import com.github.dockerjava.api.async.ResultCallback;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.Event;
 import com.github.dockerjava.api.model.EventType;
-import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.core.DefaultDockerClientConfig;
 import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.transport.DockerHttpClient;
@@ -15,11 +14,12 @@ import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
+import java.util.Map;
+import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
@@ -112,43 +112,33 @@ public final class DockerApi implements AutoCloseable {
                 .reversed().stream().map(Container::getId).toList());
     }
 
-    /** What an exec inside a container ended with. {@code exitCode} is -1 if it never ran. */
-    public record ExecResult(int exitCode, String output) {
+    /**
+     * Starts a command inside a container, detached, in the container's own sandbox, as
+     * {@code user}, with the container's environment (never the agent's); returns the exec id
+     * to ask {@link #execExitCode} about. Detached, nothing streams back: no thread, no hijacked
+     * connection, two small requests.
+     */
+    public String execDetached(String id, String user, String... command) throws DockerException {
+        requireContainerRef(id);
+        String version = clients().version();
+        Map<String, Object> create = new LinkedHashMap<>();
+        create.put("User", user);
+        create.put("Cmd", List.of(command));
+        create.put("AttachStdout", false);
+        create.put("AttachStderr", false);
+        String execId = send("POST", "/v" + version + "/containers/" + id + "/exec", create).path("Id").asText("");
+        if (execId.isEmpty()) {
+            throw new DockerException("exec create in " + id + ": no exec id");
+        }
+        send("POST", "/v" + version + "/exec/" + execId + "/start", Map.of("Detach", true, "Tty", false));
+        return execId;
     }
 
-    /**
-     * Runs a command inside a container, in the container's own sandbox, as {@code user}, with
-     * the container's environment (never the agent's). Waits at most {@code timeout}.
-     */
-    public ExecResult exec(String id, String user, Duration timeout, String... command) throws DockerException {
-        requireContainerRef(id);
-        DockerClient client = clients().requests();
-        return call(() -> {
-            String execId = client.execCreateCmd(id).withUser(user).withCmd(command)
-                    .withAttachStdout(true).withAttachStderr(true).exec().getId();
-            StringBuilder output = new StringBuilder();
-            ResultCallback.Adapter<Frame> done = client.execStartCmd(execId).exec(new ResultCallback.Adapter<>() {
-                @Override
-                public void onNext(Frame frame) {
-                    if (output.length() < 4096) {
-                        output.append(new String(frame.getPayload(), java.nio.charset.StandardCharsets.UTF_8));
-                    }
-                }
-            });
-            try {
-                if (!done.awaitCompletion(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-                    done.close();
-                    return new ExecResult(-1, "timed out after " + timeout.toMillis() + " ms");
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return new ExecResult(-1, "interrupted");
-            } catch (IOException e) {
-                throw new UncheckedIOException(e);
-            }
-            Long code = client.inspectExecCmd(execId).exec().getExitCodeLong();
-            return new ExecResult(code == null ? -1 : code.intValue(), output.toString().trim());
-        });
+    /** The exit code of a detached exec, or empty while it runs. */
+    public Optional<Integer> execExitCode(String execId) throws DockerException {
+        requireContainerRef(execId);
+        JsonNode exec = get("/v" + clients().version() + "/exec/" + execId + "/json");
+        return exec.path("Running").asBoolean(false) ? Optional.empty() : Optional.of(exec.path("ExitCode").asInt(-1));
     }
 
     /**
@@ -168,8 +158,22 @@ public final class DockerApi implements AutoCloseable {
     }
 
     private JsonNode get(String path) throws DockerException {
-        DockerHttpClient.Request request = DockerHttpClient.Request.builder()
-                .method(DockerHttpClient.Request.Method.GET).path(path).build();
+        return execute(DockerHttpClient.Request.builder().method(DockerHttpClient.Request.Method.GET).path(path).build(),
+                path);
+    }
+
+    private JsonNode send(String method, String path, Object body) throws DockerException {
+        byte[] json;
+        try {
+            json = JSON.writeValueAsBytes(body);
+        } catch (IOException e) {
+            throw new DockerException("cannot write request " + path, e);
+        }
+        return execute(DockerHttpClient.Request.builder().method(DockerHttpClient.Request.Method.valueOf(method))
+                .path(path).putHeader("Content-Type", "application/json").bodyBytes(json).build(), path);
+    }
+
+    private JsonNode execute(DockerHttpClient.Request request, String path) throws DockerException {
         try (DockerHttpClient.Response response = call(() -> http.execute(request));
              InputStream body = response.getBody()) {
             byte[] bytes = body.readNBytes(MAX_RESPONSE + 1);
@@ -180,10 +184,14 @@ public final class DockerApi implements AutoCloseable {
                 throw new DockerException.NoSuchContainer(path.split("/")[3]);
             }
             if (response.getStatusCode() / 100 != 2) {
+                String text = new String(bytes, 0, Math.min(bytes.length, 300), java.nio.charset.StandardCharsets.UTF_8).trim();
+                if (text.contains("executable file not found") || text.contains("no such file or directory")) {
+                    throw new DockerException.NotFoundInContainer(text);
+                }
                 throw new DockerException(path + ": HTTP " + response.getStatusCode() + ": "
                         + new String(bytes, 0, Math.min(bytes.length, 300), java.nio.charset.StandardCharsets.UTF_8).trim());
             }
-            return JSON.readTree(bytes);
+            return bytes.length == 0 ? JSON.createObjectNode() : JSON.readTree(bytes);
         } catch (IOException e) {
             throw new DockerException.Unreachable("reading " + path + ": " + e.getMessage(), e);
         }

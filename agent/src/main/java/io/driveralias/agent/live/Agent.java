@@ -31,6 +31,8 @@ public final class Agent implements AgentStatus, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Agent.class);
     private static final int QUEUE_CAPACITY = 10_000;
+    /** How long a created container waits for its start to join it (see RepairQueue). */
+    private static final Duration CREATE_DELAY = Duration.ofMillis(250);
     /** Enough rounds for C1 to compile the repair path (see the README's footprint section). */
     private static final int WARMUP_ROUNDS = 300;
 
@@ -45,7 +47,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
     private final Clock clock;
     private final Duration resyncInterval;
     private final Duration shutdownGrace;
-    private final RepairQueue queue = new RepairQueue(QUEUE_CAPACITY);
+    private final RepairQueue queue = new RepairQueue(QUEUE_CAPACITY, CREATE_DELAY);
     private final Map<String, Known> known = new ConcurrentHashMap<>();
     /**
      * The start each container was last examined for, kept past its die and destroy events

@@ -4,6 +4,7 @@ import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.docker.DockerApi;
 import io.driveralias.agent.docker.DockerException;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -22,6 +23,7 @@ public final class LdconfigRunner implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(LdconfigRunner.class);
     private static final Duration TIMEOUT = Duration.ofSeconds(20);
+    private static final Duration POLL = Duration.ofMillis(25);
 
     private final DockerApi docker;
     private final ThreadPoolExecutor executor;
@@ -43,22 +45,36 @@ public final class LdconfigRunner implements AutoCloseable {
     /** Returns true if the cache was rebuilt. */
     public boolean refresh(ContainerRef container) {
         try {
-            DockerApi.ExecResult result = docker.exec(container.id(), "0", TIMEOUT, "ldconfig", "-X");
-            if (result.exitCode() == 0) {
+            String exec = docker.execDetached(container.id(), "0", "ldconfig", "-X");
+            long deadline = System.nanoTime() + TIMEOUT.toNanos();
+            Optional<Integer> exit;
+            // ldconfig takes some milliseconds; a few cheap polls instead of an attached stream.
+            while ((exit = docker.execExitCode(exec)).isEmpty() && System.nanoTime() < deadline) {
+                Thread.sleep(POLL.toMillis());
+            }
+            if (exit.isPresent() && exit.get() == 0) {
                 return true;
             }
-            LOG.warn("ldconfig in container {} ({}) did not refresh ld.so.cache (exit {}): {}",
-                    container.shortId(), container.displayName(), result.exitCode(), result.output());
-        } catch (DockerException e) {
-            String message = String.valueOf(e.getMessage());
-            if (message.contains("executable file not found") || message.contains("no such file")) {
-                LOG.warn("container {} ({}) has no ldconfig: links are in place, ld.so.cache not refreshed",
-                        container.shortId(), container.displayName());
+            if (exit.isPresent() && (exit.get() == 126 || exit.get() == 127)) {
+                warnNoLdconfig(container);
             } else {
-                LOG.warn("ldconfig in container {} ({}) failed: {}", container.shortId(), container.displayName(), message);
+                LOG.warn("ldconfig in container {} ({}) did not refresh ld.so.cache ({})", container.shortId(),
+                        container.displayName(), exit.map(c -> "exit " + c).orElse("still running after " + TIMEOUT));
             }
+        } catch (DockerException.NotFoundInContainer e) {
+            warnNoLdconfig(container);
+        } catch (DockerException e) {
+            LOG.warn("ldconfig in container {} ({}) failed: {}", container.shortId(), container.displayName(),
+                    e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
         return false;
+    }
+
+    private static void warnNoLdconfig(ContainerRef container) {
+        LOG.warn("container {} ({}) has no ldconfig: links are in place, ld.so.cache not refreshed",
+                container.shortId(), container.displayName());
     }
 
     @Override

@@ -1,16 +1,24 @@
 package io.driveralias.agent.live;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Work waiting for the repair workers: at most one entry per container, so a burst of
  * events for one container (create, start, a reconcile on top) is one repair, and never
  * two workers on the same container at once. Bounded: when full, new work is refused and
  * the next reconcile finds it again.
+ *
+ * <p>A started container goes first: without its aliases it is exposed. A created one waits
+ * {@code createDelay} before it may be taken: with {@code docker run} its start follows within
+ * milliseconds and the two become one job (one inspect, not two); the kubelet leaves far longer
+ * between the two, so repair before start loses nothing by it.
  */
 final class RepairQueue {
 
@@ -18,82 +26,126 @@ final class RepairQueue {
     record Job(String containerId, Instant receivedAt, String trigger) {
     }
 
+    private record Entry(Job job, long eligibleNanos) {
+    }
+
     private final int capacity;
-    private final Map<String, Job> pending = new LinkedHashMap<>();
+    private final long createDelayNanos;
+    private final Map<String, Entry> pending = new LinkedHashMap<>();
     private final Set<String> inFlight = new HashSet<>();
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition changed = lock.newCondition();
     private boolean closed;
 
-    RepairQueue(int capacity) {
+    RepairQueue(int capacity, Duration createDelay) {
         this.capacity = capacity;
+        this.createDelayNanos = createDelay.toNanos();
     }
 
     /** Returns false if the container was already waiting (merged), or the queue is full or closed. */
-    synchronized boolean offer(Job job) {
-        if (closed) {
-            return false;
+    boolean offer(Job job) {
+        lock.lock();
+        try {
+            if (closed) {
+                return false;
+            }
+            long eligible = System.nanoTime() + (job.trigger().equals("create") ? createDelayNanos : 0);
+            Entry waiting = pending.get(job.containerId());
+            if (waiting != null) {
+                // One job: the first arrival, and "start" if either was (it decides the priority).
+                Job old = waiting.job();
+                String trigger = job.trigger().equals("start") ? "start" : old.trigger();
+                Instant first = job.receivedAt().isBefore(old.receivedAt()) ? job.receivedAt() : old.receivedAt();
+                pending.put(job.containerId(), new Entry(new Job(job.containerId(), first, trigger),
+                        Math.min(eligible, waiting.eligibleNanos())));
+                changed.signalAll();
+                return false;
+            }
+            if (pending.size() >= capacity) {
+                return false;
+            }
+            pending.put(job.containerId(), new Entry(job, eligible));
+            changed.signalAll();
+            return true;
+        } finally {
+            lock.unlock();
         }
-        Job waiting = pending.get(job.containerId());
-        if (waiting != null) {
-            // One job: the first arrival, and "start" if either was (it decides the priority).
-            String trigger = job.trigger().equals("start") ? "start" : waiting.trigger();
-            Instant first = job.receivedAt().isBefore(waiting.receivedAt()) ? job.receivedAt() : waiting.receivedAt();
-            pending.put(job.containerId(), new Job(job.containerId(), first, trigger));
-            notifyAll();
-            return false;
-        }
-        if (pending.size() >= capacity) {
-            return false;
-        }
-        pending.put(job.containerId(), job);
-        notifyAll();
-        return true;
     }
 
     /**
-     * The oldest job for a container that has started (a start event), else the oldest job
-     * at all, skipping containers a worker holds; null once closed. A running container
-     * without its aliases is exposed; a created one, or a reconcile check, can wait.
+     * The oldest eligible job for a started container, else the oldest eligible job, skipping
+     * containers a worker holds; blocks until there is one; null once closed.
      */
-    synchronized Job take() throws InterruptedException {
-        while (true) {
-            if (closed) {
-                return null;
-            }
-            Job chosen = null;
-            for (Job job : pending.values()) {
-                if (inFlight.contains(job.containerId())) {
-                    continue;
+    Job take() throws InterruptedException {
+        lock.lock();
+        try {
+            while (true) {
+                if (closed) {
+                    return null;
                 }
-                if (job.trigger().equals("start")) {
-                    chosen = job;
-                    break;
+                long now = System.nanoTime();
+                Entry chosen = null;
+                long nextEligible = Long.MAX_VALUE;
+                for (Entry e : pending.values()) {
+                    if (inFlight.contains(e.job().containerId())) {
+                        continue;
+                    }
+                    if (e.eligibleNanos() > now) {
+                        nextEligible = Math.min(nextEligible, e.eligibleNanos());
+                        continue;
+                    }
+                    if (e.job().trigger().equals("start")) {
+                        chosen = e;
+                        break;
+                    }
+                    if (chosen == null) {
+                        chosen = e;
+                    }
                 }
-                if (chosen == null) {
-                    chosen = job;
+                if (chosen != null) {
+                    pending.remove(chosen.job().containerId());
+                    inFlight.add(chosen.job().containerId());
+                    return chosen.job();
+                }
+                if (nextEligible == Long.MAX_VALUE) {
+                    changed.await();
+                } else {
+                    changed.awaitNanos(nextEligible - now);
                 }
             }
-            if (chosen != null) {
-                pending.remove(chosen.containerId());
-                inFlight.add(chosen.containerId());
-                return chosen;
-            }
-            wait();
+        } finally {
+            lock.unlock();
         }
     }
 
     /** The worker is done with this container: later work for it may start. */
-    synchronized void done(String containerId) {
-        inFlight.remove(containerId);
-        notifyAll();
+    void done(String containerId) {
+        lock.lock();
+        try {
+            inFlight.remove(containerId);
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
     }
 
-    synchronized int size() {
-        return pending.size();
+    int size() {
+        lock.lock();
+        try {
+            return pending.size();
+        } finally {
+            lock.unlock();
+        }
     }
 
     /** Workers stop taking work; what is still pending is left to the next agent's reconcile. */
-    synchronized void close() {
-        closed = true;
-        notifyAll();
+    void close() {
+        lock.lock();
+        try {
+            closed = true;
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
     }
 }

@@ -96,6 +96,9 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
         for (FailureReason reason : FailureReason.values()) {
             failures(reason);
         }
+        for (String result : java.util.List.of("sent", "dropped", "failed")) {
+            kubernetesEvents(result);
+        }
         Gauge.builder(UNREPAIRED_CONTAINERS, unrepaired, Map::size)
                 .description("Running in-scope containers still missing a driver alias")
                 .strongReference(true)
@@ -240,11 +243,14 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
 
     @Override
     public void kubernetesEvent(String result) {
-        Counter.builder(KUBERNETES_EVENTS)
+        kubernetesEvents(result).increment();
+    }
+
+    private Counter kubernetesEvents(String result) {
+        return Counter.builder(KUBERNETES_EVENTS)
                 .description("Kubernetes Events about pods, by result")
                 .tag("result", results.admit(result))
-                .register(registry)
-                .increment();
+                .register(registry);
     }
 
     @Override

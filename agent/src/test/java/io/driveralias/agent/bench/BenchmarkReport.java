@@ -17,6 +17,8 @@ final class BenchmarkReport {
         for (BenchmarkRun.Result r : results) {
             b.append("== ").append(r.subject()).append('\n');
             b.append(String.format("  ready after launch        %d ms%n", r.readyMs()));
+            b.append(String.format("  exposure, sequential      %s%n", r.sequentialExposure().row("ms")));
+            b.append(String.format("  exposure, bursts          %s%n", r.burstExposure().row("ms")));
             b.append(String.format("  exposure, start path      %s; missed %d of %d%n", r.startExposure().row("ms"),
                     r.startMissed(), r.startTotal()));
             b.append(String.format("  exposure, create+start    %s; present at first instruction %d of %d%n",

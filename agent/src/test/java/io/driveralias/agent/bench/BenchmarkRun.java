@@ -24,7 +24,8 @@ final class BenchmarkRun {
     }
 
     /** What one subject achieved. Exposures in ms; {@code missed} never saw their aliases. */
-    record Result(String subject, long readyMs, Stats startExposure, int startMissed, int startTotal,
+    record Result(String subject, long readyMs, Stats sequentialExposure, Stats burstExposure,
+                  Stats startExposure, int startMissed, int startTotal,
                   Stats createExposure, int createBeforeStart, int createTotal, Stats repair,
                   double cpuPerContainerMs, double peakRssMiB, double steadyRssMiB,
                   int restartMissed, int restartTotal) {
@@ -41,8 +42,10 @@ final class BenchmarkRun {
     Result run(Subject subject) throws Exception {
         long ready = subject.start();
         double cpuBefore = subject.cpuSeconds();
-        List<String> startPath = new ArrayList<>(workload.sequential(settings.containers()));
-        startPath.addAll(workload.bursts(settings.containers(), settings.burst()));
+        List<String> sequential = workload.sequential(settings.containers());
+        List<String> bursts = workload.bursts(settings.containers(), settings.burst());
+        List<String> startPath = new ArrayList<>(sequential);
+        startPath.addAll(bursts);
         List<String> created = workload.createThenStart(settings.createThenStart(), settings.createGap());
         Map<String, Workload.Probe> startProbes = workload.probes(startPath);
         Map<String, Workload.Probe> createProbes = workload.probes(created);
@@ -68,6 +71,7 @@ final class BenchmarkRun {
 
         int handled = startPath.size() + created.size();
         return new Result(subject.name(), ready,
+                exposures(only(startProbes, sequential)), exposures(only(startProbes, bursts)),
                 exposures(startProbes), missed(startProbes), startProbes.size(),
                 exposures(createProbes),
                 (int) createProbes.values().stream().filter(Workload.Probe::presentAtStart).count(), createProbes.size(),
@@ -78,6 +82,12 @@ final class BenchmarkRun {
     private static Stats exposures(Map<String, Workload.Probe> probes) {
         return Stats.of(probes.values().stream().filter(p -> !p.missed())
                 .map(p -> p.presentAtStart() ? 0.0 : p.exposureMs()).toList());
+    }
+
+    private static Map<String, Workload.Probe> only(Map<String, Workload.Probe> probes, List<String> ids) {
+        Map<String, Workload.Probe> some = new java.util.HashMap<>();
+        ids.forEach(id -> some.put(id, probes.get(id)));
+        return some;
     }
 
     private static int missed(Map<String, Workload.Probe> probes) {

@@ -99,11 +99,16 @@ final class Workload {
         return ids;
     }
 
-    /** Restarts dockerd, then starts containers at once: whatever was watching must catch up. */
-    List<String> acrossRestart(int count) {
+    /**
+     * Restarts dockerd, then starts containers at once, the first half all together, before a
+     * watcher that lost its event stream has resubscribed: whatever was watching must catch up.
+     */
+    List<String> acrossRestart(int count) throws Exception {
         docker.stopDaemon();
         docker.startDaemon();
-        return sequential(count);
+        List<String> ids = new ArrayList<>(bursts(count / 2, Math.max(1, count / 2)));
+        ids.addAll(sequential(count - count / 2));
+        return ids;
     }
 
     /** Each container's probe result, waiting until it has reported (or given up). */

@@ -399,11 +399,6 @@ class PrometheusScrapeIT {
         for (Map.Entry<String, String> metric : DesignMetrics.TYPES.entrySet()) {
             String name = metric.getKey();
             String type = metric.getValue();
-            if (name.equals("driver_alias_kubernetes_events_total")) {
-                // README's table, not DESIGN.md's: counted per Event sent to a Kubernetes API,
-                // which this test has none of; its series appear with the first Event.
-                continue;
-            }
             // Prometheus scrapes OpenMetrics, whose metadata is per family: a counter's name
             // without _total, an info metric's without _info.
             JsonNode entries = metadata.path(name);
@@ -439,9 +434,7 @@ class PrometheusScrapeIT {
 
         // The text format (what promtool and older scrapers read) declares DESIGN.md's types.
         Map<String, String> declared = ScrapedText.parse(scrapeText()).types();
-        Map<String, String> expected = new LinkedHashMap<>(DesignMetrics.TYPES);
-        expected.remove("driver_alias_kubernetes_events_total");
-        assertThat(declared).containsAllEntriesOf(expected);
+        assertThat(declared).containsAllEntriesOf(DesignMetrics.TYPES);
     }
 
     @Test
@@ -466,8 +459,7 @@ class PrometheusScrapeIT {
     private static final Map<String, String> EXPECTED_EMPTY = Map.of(
             "alert DriverAliasAgentDown", "the agent is up and scraped",
             "alert DriverAliasDockerDisconnected", "Docker is connected (the first test saw it match, and pend, while it was not)",
-            "alert DriverAliasReconcileStale", "the agent reconciles every 5 s",
-            "driver_alias_kubernetes_events_total", "no Kubernetes API here, so no Event was counted");
+            "alert DriverAliasReconcileStale", "the agent reconciles every 5 s");
 
     @Test
     @Order(5)

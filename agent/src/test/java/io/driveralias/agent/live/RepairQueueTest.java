@@ -2,6 +2,7 @@ package io.driveralias.agent.live;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
@@ -15,7 +16,7 @@ class RepairQueueTest {
 
     @Test
     void aBurstForOneContainerIsOneJobThatKeepsTheFirstArrival() throws Exception {
-        RepairQueue queue = new RepairQueue(10);
+        RepairQueue queue = new RepairQueue(10, Duration.ZERO);
 
         assertThat(queue.offer(new RepairQueue.Job("a", T0.plusMillis(5), "create"))).isTrue();
         assertThat(queue.offer(new RepairQueue.Job("a", T0, "start"))).isFalse();
@@ -29,7 +30,7 @@ class RepairQueueTest {
 
     @Test
     void neverTwoWorkersOnOneContainer() throws Exception {
-        RepairQueue queue = new RepairQueue(10);
+        RepairQueue queue = new RepairQueue(10, Duration.ZERO);
         queue.offer(new RepairQueue.Job("a", T0, "start"));
         RepairQueue.Job first = queue.take();
         queue.offer(new RepairQueue.Job("a", T0.plusSeconds(1), "start"));
@@ -54,7 +55,7 @@ class RepairQueueTest {
 
     @Test
     void boundedAndClosable() throws Exception {
-        RepairQueue queue = new RepairQueue(2);
+        RepairQueue queue = new RepairQueue(2, Duration.ZERO);
         assertThat(queue.offer(new RepairQueue.Job("a", T0, "start"))).isTrue();
         assertThat(queue.offer(new RepairQueue.Job("b", T0, "start"))).isTrue();
         assertThat(queue.offer(new RepairQueue.Job("c", T0, "start"))).as("full").isFalse();
@@ -67,7 +68,7 @@ class RepairQueueTest {
 
     @Test
     void startedContainersGoFirst() throws Exception {
-        RepairQueue queue = new RepairQueue(10);
+        RepairQueue queue = new RepairQueue(10, Duration.ZERO);
         queue.offer(new RepairQueue.Job("a", T0, "create"));
         queue.offer(new RepairQueue.Job("b", T0.plusMillis(1), "reconcile"));
         queue.offer(new RepairQueue.Job("c", T0.plusMillis(2), "start"));
@@ -76,5 +77,38 @@ class RepairQueueTest {
         assertThat(queue.take().containerId()).isEqualTo("a");
         assertThat(queue.take().containerId()).isEqualTo("c");
         assertThat(queue.take().containerId()).isEqualTo("b");
+    }
+
+    @Test
+    void aCreatedContainerWaitsForItsStartToJoinIt() throws Exception {
+        RepairQueue queue = new RepairQueue(10, Duration.ofMillis(300));
+        queue.offer(new RepairQueue.Job("a", T0, "create"));
+        CompletableFuture<RepairQueue.Job> taken = CompletableFuture.supplyAsync(() -> {
+            try {
+                return queue.take();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        Thread.sleep(100);
+        assertThat(taken).as("not yet eligible").isNotDone();
+
+        queue.offer(new RepairQueue.Job("a", T0.plusMillis(40), "start"));
+
+        RepairQueue.Job job = taken.get(5, TimeUnit.SECONDS);
+        assertThat(job.trigger()).isEqualTo("start");
+        assertThat(job.receivedAt()).isEqualTo(T0);
+    }
+
+    @Test
+    void aCreatedContainerAloneIsTakenAfterTheDelay() throws Exception {
+        RepairQueue queue = new RepairQueue(10, Duration.ofMillis(200));
+        long start = System.nanoTime();
+        queue.offer(new RepairQueue.Job("a", T0, "create"));
+
+        RepairQueue.Job job = queue.take();
+
+        assertThat(job.trigger()).isEqualTo("create");
+        assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(Duration.ofMillis(150).toNanos());
     }
 }
