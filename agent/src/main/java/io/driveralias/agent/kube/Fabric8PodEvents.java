@@ -4,20 +4,13 @@ import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.PodRef;
 import io.driveralias.agent.metrics.RepairMetrics;
 import io.driveralias.agent.repair.RepairReport;
-import io.fabric8.kubernetes.api.model.Event;
-import io.fabric8.kubernetes.api.model.EventBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
 import io.fabric8.kubernetes.client.KubernetesClientException;
-import io.fabric8.kubernetes.client.dsl.base.PatchContext;
-import io.fabric8.kubernetes.client.dsl.base.PatchType;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -107,6 +100,7 @@ public final class Fabric8PodEvents implements PodEvents {
     private final BlockingQueue<Pending> queue;
     private final SpamFilter spamFilter;
     private final EventCorrelator correlator;
+    private final EventWriter writer;
     private final AtomicBoolean closed = new AtomicBoolean();
     private final AtomicBoolean dropping = new AtomicBoolean();
     private final Thread sender;
@@ -123,6 +117,7 @@ public final class Fabric8PodEvents implements PodEvents {
         this.queue = new ArrayBlockingQueue<>(settings.queueCapacity());
         this.spamFilter = new SpamFilter(settings.burst(), settings.refillInterval(), settings.cacheSize());
         this.correlator = new EventCorrelator(settings.aggregationWindow(), settings.cacheSize());
+        this.writer = new EventWriter(client, nodeName, correlator);
         this.sender = Thread.ofPlatform().name("kubernetes-events").daemon().unstarted(this::serve);
     }
 
@@ -239,7 +234,7 @@ public final class Fabric8PodEvents implements PodEvents {
         EventCorrelator.Write write = correlator.next(event);
         for (int attempt = 1; ; attempt++) {
             try {
-                write = send(event, write);
+                write = writer.send(event, write);
                 correlator.recorded(write);
                 metrics.kubernetesEvent(SENT);
                 if (failing) {
@@ -254,7 +249,7 @@ public final class Fabric8PodEvents implements PodEvents {
                             pending.container().displayName());
                     return;
                 }
-                if (!retryable(e) || attempt >= settings.maxAttempts()) {
+                if (!EventWriter.retryable(e) || attempt >= settings.maxAttempts()) {
                     metrics.kubernetesEvent(FAILED);
                     reportFailure(pending, event, e, attempt);
                     return;
@@ -267,80 +262,8 @@ public final class Fabric8PodEvents implements PodEvents {
         }
     }
 
-    /** Creates or patches; a patch of an object the server no longer has becomes a create. */
-    private EventCorrelator.Write send(PodEvent event, EventCorrelator.Write write) {
-        var events = client.v1().events().inNamespace(event.pod().namespace());
-        if (write.patch()) {
-            Map<String, Object> patch = new LinkedHashMap<>();
-            patch.put("count", write.count());
-            patch.put("lastTimestamp", timestamp(write.last()));
-            // Patching through a resource() rather than withName() keeps fabric8 from GETting the
-            // object first: the ClusterRole grants create and patch, not get.
-            Event target = new EventBuilder().withNewMetadata()
-                    .withName(write.name()).withNamespace(event.pod().namespace()).endMetadata().build();
-            try {
-                events.resource(target).patch(PatchContext.of(PatchType.JSON_MERGE),
-                        client.getKubernetesSerialization().asJson(patch));
-                return write;
-            } catch (KubernetesClientException e) {
-                if (e.getCode() != 404) {
-                    throw e;
-                }
-                write = correlator.fresh(event);
-            }
-        }
-        try {
-            events.resource(toEvent(event, write)).create();
-        } catch (KubernetesClientException e) {
-            // 409: an earlier attempt that timed out had in fact created it.
-            if (e.getCode() != 409) {
-                throw e;
-            }
-        }
-        return write;
-    }
-
-    private Event toEvent(PodEvent event, EventCorrelator.Write write) {
-        PodRef pod = event.pod();
-        return new EventBuilder()
-                .withNewMetadata()
-                    .withName(write.name())
-                    .withNamespace(pod.namespace())
-                .endMetadata()
-                .withNewInvolvedObject()
-                    .withApiVersion("v1")
-                    .withKind("Pod")
-                    .withNamespace(pod.namespace())
-                    .withName(pod.name())
-                    .withUid(pod.uid().isBlank() ? null : pod.uid())
-                    .withFieldPath(event.fieldPath())
-                .endInvolvedObject()
-                .withType(event.type().value())
-                .withReason(event.reason())
-                .withMessage(event.message())
-                .withNewSource()
-                    .withComponent(COMPONENT)
-                    .withHost(nodeName)
-                .endSource()
-                .withReportingComponent(COMPONENT)
-                .withReportingInstance(nodeName)
-                .withFirstTimestamp(timestamp(write.first()))
-                .withLastTimestamp(timestamp(write.last()))
-                .withCount(write.count())
-                .build();
-    }
-
-    /**
-     * Server errors, throttling and anything without an HTTP answer (timeouts, refused
-     * connections) may pass; any other answer (403: RBAC, 422: invalid) will not.
-     */
-    static boolean retryable(KubernetesClientException e) {
-        int code = e.getCode();
-        return code <= 0 || code >= 500 || code == 429;
-    }
-
     private void reportFailure(Pending pending, PodEvent event, KubernetesClientException e, int attempts) {
-        String why = describe(e);
+        String why = EventWriter.describe(e);
         if (!failing) {
             failing = true;
             LOG.warn("Kubernetes Event {} for {} not sent after {} attempt(s): {} (further failures are logged"
@@ -349,27 +272,6 @@ public final class Fabric8PodEvents implements PodEvents {
             LOG.debug("Kubernetes Event {} for {} not sent after {} attempt(s): {}", event.reason(),
                     pending.container().displayName(), attempts, why);
         }
-    }
-
-    /** The API server's own words when it answered, else what went wrong on the way. */
-    static String describe(KubernetesClientException e) {
-        if (e.getCode() > 0) {
-            String said = e.getStatus() != null && e.getStatus().getMessage() != null
-                    ? e.getStatus().getMessage() : e.getMessage();
-            String hint = e.getCode() == 403 ? " (the agent's ClusterRole must allow create and patch on events)" : "";
-            return "HTTP " + e.getCode() + ": " + said + hint;
-        }
-        Throwable root = e;
-        while (root.getCause() != null && root.getCause() != root) {
-            root = root.getCause();
-        }
-        return root == e ? String.valueOf(e.getMessage())
-                : root.getClass().getSimpleName() + (root.getMessage() == null ? "" : ": " + root.getMessage());
-    }
-
-    /** Core/v1 {@code Time}: RFC 3339 in seconds. */
-    static String timestamp(Instant at) {
-        return at.truncatedTo(ChronoUnit.SECONDS).toString();
     }
 
     private static boolean sleep(Duration duration) {
