@@ -57,6 +57,7 @@ public final class ContainerRoots {
             return openMerged(info, stillRunning);
         }
         int pidFd = -1;
+        OpenedContainer opened;
         try {
             if (!belongsTo(procFd, info.id())) {
                 // Not the container's process: the pid was reused after it exited, or this /proc
@@ -65,20 +66,26 @@ public final class ContainerRoots {
                 return openMerged(info, stillRunning);
             }
             pidFd = pidHandle(info.pid());
-            int rootFd = openRoot(procFd, info.pid());
-            RootFs root = RootFs.adopt(rootFd, resolver);
-            OpenedContainer opened = new OpenedContainer(root, "proc", injectedFiles(procFd), Map.of(), procFd, pidFd, null);
-            try {
-                opened.requireAlive();
-            } catch (ErrnoException e) {
-                opened.close();
-                throw e;
-            }
-            return opened;
+            List<String> injected = injectedFiles(procFd);
+            RootFs root = RootFs.adopt(openRoot(procFd, info.pid()), resolver);
+            // From here the opened container owns (and closes) the three fds.
+            opened = new OpenedContainer(root, "proc", injected, Map.of(), procFd, pidFd, null);
         } catch (ErrnoException e) {
             Libc.close(procFd);
             Libc.close(pidFd);
             throw e.is(Errno.ENOENT) ? new ErrnoException("container", info.id() + " (exited)", Errno.ESRCH) : e;
+        }
+        return aliveOrClosed(opened);
+    }
+
+    /** The container as opened, if its process still lives; else closed, and ESRCH. */
+    private static OpenedContainer aliveOrClosed(OpenedContainer opened) throws ErrnoException {
+        try {
+            opened.requireAlive();
+            return opened;
+        } catch (ErrnoException e) {
+            opened.close();
+            throw e.is(Errno.ENOENT) ? new ErrnoException("container", "exited", Errno.ESRCH) : e;
         }
     }
 
@@ -150,14 +157,7 @@ public final class ContainerRoots {
                 sources.put(m.destination(), m.source());
             }
         }
-        OpenedContainer opened = new OpenedContainer(root, "merged", List.copyOf(sources.keySet()), sources, -1, -1,
-                stillRunning);
-        try {
-            opened.requireAlive();
-        } catch (ErrnoException e) {
-            opened.close();
-            throw e;
-        }
-        return opened;
+        return aliveOrClosed(new OpenedContainer(root, "merged", List.copyOf(sources.keySet()), sources, -1, -1,
+                stillRunning));
     }
 }

@@ -1,11 +1,7 @@
 package io.driveralias.agent.kube;
 
-import io.driveralias.agent.core.ContainerOutcome;
-import io.driveralias.agent.core.ContainerRef;
-import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.metrics.RepairMetrics;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -44,53 +40,5 @@ final class FakeRepairMetrics implements RepairMetrics {
     @Override
     public synchronized String toString() {
         return events.toString();
-    }
-
-    @Override
-    public void containerExamined(ContainerOutcome outcome) {
-    }
-
-    @Override
-    public void linkCreated(String library) {
-    }
-
-    @Override
-    public void linkReplaced(String library) {
-    }
-
-    @Override
-    public void repairFailed(FailureReason reason) {
-    }
-
-    @Override
-    public void unrepaired(ContainerRef container) {
-    }
-
-    @Override
-    public void resolved(String containerId) {
-    }
-
-    @Override
-    public void repairDuration(Duration duration) {
-    }
-
-    @Override
-    public void exposure(Duration duration) {
-    }
-
-    @Override
-    public void dockerConnected(boolean up) {
-    }
-
-    @Override
-    public void dockerEvent(String action) {
-    }
-
-    @Override
-    public void reconcileSucceeded(Instant at) {
-    }
-
-    @Override
-    public void driverVersion(String driverVersion) {
     }
 }
