@@ -72,7 +72,13 @@ public final class DockerContainerEvents implements ContainerEvents {
                 return;
             }
             listener.onDisconnected(why);
-            LOG.warn("Docker event stream at {} lost ({}); reconnecting in {} ms", docker.host(), why, backoff.toMillis());
+            // Once per outage at WARN; the retries that follow only at DEBUG.
+            if (backoff.equals(FIRST_BACKOFF)) {
+                LOG.warn("Docker event stream at {} lost ({}); reconnecting with backoff up to {} s", docker.host(), why,
+                        MAX_BACKOFF.toSeconds());
+            } else {
+                LOG.debug("Docker at {} still unreachable ({}); next try in {} ms", docker.host(), why, backoff.toMillis());
+            }
             try {
                 Thread.sleep(backoff);
             } catch (InterruptedException e) {
