@@ -3,6 +3,7 @@ package io.driveralias.agent.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
 import io.driveralias.agent.core.ActionKind;
+import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.repair.LinkResult;
 import io.driveralias.agent.repair.LinkStatus;
 import io.driveralias.agent.repair.Problem;
@@ -51,7 +52,7 @@ public final class ReportPrinter {
                     ? String.format("%-13s %s (%s)", "no alias", a.path(), a.detail())
                     : String.format("%-13s %s", "ok", arrow);
             case FAILED -> String.format("%-13s %s: %s: %s",
-                    link.reason() == io.driveralias.agent.core.FailureReason.CONFLICT ? "conflict" : "failed",
+                    link.reason() == FailureReason.CONFLICT ? "conflict" : "failed",
                     arrow, link.reason().label(), link.message());
         };
     }

@@ -1,10 +1,11 @@
 package io.driveralias.agent.core;
 
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.Map;
 import java.util.Optional;
 import java.util.TreeMap;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Picks the driver version from the names of versioned files. The anchors are the two
@@ -57,19 +58,16 @@ public final class DriverVersions {
         return 0;
     }
 
-    private static final java.util.regex.Pattern NVRM =
-            java.util.regex.Pattern.compile("NVRM version:.*?\\s(\\d+\\.\\d+(?:\\.\\d+)?)(?:\\s|$)");
+    private static final Pattern NVRM = Pattern.compile("NVRM version:.*?\\s(\\d+\\.\\d+(?:\\.\\d+)?)(?:\\s|$)");
 
     /**
      * The kernel module's version from {@code /proc/driver/nvidia/version}, e.g. "NVRM version:
      * NVIDIA UNIX x86_64 Kernel Module  535.104.05  Sat Aug 19 ..." (also the open modules' form).
      */
     public static Optional<String> fromProcVersion(String text) {
-        java.util.regex.Matcher m = NVRM.matcher(text);
+        Matcher m = NVRM.matcher(text);
         return m.find() ? Optional.of(m.group(1)) : Optional.empty();
     }
-
-    public static final Comparator<String> NEWEST_FIRST = (a, b) -> compareVersions(b, a);
 
     private static long parse(String part) {
         try {

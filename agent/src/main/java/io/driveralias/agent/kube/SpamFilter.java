@@ -1,5 +1,6 @@
 package io.driveralias.agent.kube;
 
+import io.driveralias.agent.core.LruMap;
 import java.time.Duration;
 import java.time.Instant;
 

@@ -9,7 +9,9 @@ import io.driveralias.agent.repair.RootRepairer;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import io.driveralias.agent.core.LruMap;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -54,13 +56,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
      * (which may arrive between a container's create and start jobs) so that no start is
      * counted twice. Bounded, oldest out first.
      */
-    private final Map<String, Instant> examinedStarts = java.util.Collections.synchronizedMap(
-            new java.util.LinkedHashMap<>(64, 0.75f, false) {
-                @Override
-                protected boolean removeEldestEntry(Map.Entry<String, Instant> eldest) {
-                    return size() > 8192;
-                }
-            });
+    private final Map<String, Instant> examinedStarts = Collections.synchronizedMap(new LruMap<>(8192));
     private final List<Thread> workers = new ArrayList<>();
     private final ScheduledExecutorService reconciler = Executors.newSingleThreadScheduledExecutor(r -> {
         Thread t = new Thread(r, "reconcile");

@@ -6,6 +6,7 @@ import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.ContainerScope;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.LinkAction;
+import io.driveralias.agent.core.LruMap;
 import io.driveralias.agent.docker.ContainerInfo;
 import io.driveralias.agent.docker.DockerApi;
 import io.driveralias.agent.docker.DockerException;
@@ -24,6 +25,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -56,13 +58,7 @@ public final class ContainerRepairer {
     private final CreateTimeSeeder seeder;
     private final Clock clock;
     /** Containers seeded at create, until their start is verified. Bounded: some never start. */
-    private final Map<String, Seeded> seeded = java.util.Collections.synchronizedMap(
-            new LinkedHashMap<>(16, 0.75f, false) {
-                @Override
-                protected boolean removeEldestEntry(Map.Entry<String, Seeded> eldest) {
-                    return size() > 4096;
-                }
-            });
+    private final Map<String, Seeded> seeded = Collections.synchronizedMap(new LruMap<>(4096));
 
     /** Links written into a created container's upper layer, and when. */
     private record Seeded(Instant receivedAt, Instant seededAt, List<LinkAction> links) {

@@ -4,6 +4,7 @@ import io.driveralias.agent.core.DriverLibrary;
 import io.driveralias.agent.core.DriverVersions;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.FileNames;
+import io.driveralias.agent.core.LruMap;
 import io.driveralias.agent.elf.ElfFormatException;
 import io.driveralias.agent.elf.ElfReader;
 import io.driveralias.agent.fs.Directory;
@@ -16,6 +17,8 @@ import io.driveralias.agent.fs.ReadableFile;
 import io.driveralias.agent.fs.RootFs;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -38,13 +41,7 @@ public final class DriverLocator {
      * created later may name the same files at host paths the agent cannot open (from a pod);
      * the name of an injected file (never an image's) stands for its contents on this node.
      */
-    private final Map<String, String> learned = java.util.Collections.synchronizedMap(
-            new LinkedHashMap<>(64, 0.75f, true) {
-                @Override
-                protected boolean removeEldestEntry(Map.Entry<String, String> eldest) {
-                    return size() > 1024;
-                }
-            });
+    private final Map<String, String> learned = Collections.synchronizedMap(new LruMap<>(1024));
 
     public DriverLocator(SonameCache cache, HostRoot host) {
         this.cache = cache;
@@ -118,7 +115,7 @@ public final class DriverLocator {
                                                LocateRequest request, List<Problem> problems)
             throws ErrnoException {
         List<LocatedLibrary> libraries = new ArrayList<>();
-        Set<String> injected = new java.util.HashSet<>(request.injectedFiles());
+        Set<String> injected = new HashSet<>(request.injectedFiles());
         try (Directory dir = root.openDirectory(found.path(), false)) {
             if (!dir.stat().sameFile(found.stat())) {
                 problems.add(new Problem(found.path(), FailureReason.UNSAFE_PATH, "directory was swapped while scanning"));

@@ -4,6 +4,7 @@ import io.driveralias.agent.core.ActionKind;
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.LinkAction;
+import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
@@ -51,7 +52,7 @@ public record RepairReport(Optional<String> driverVersion, List<LinkResult> link
      * container started counted as applied: for the container, they were repaired.
      */
     public RepairReport withSeeded(List<LinkAction> seeded) {
-        List<LinkResult> merged = new java.util.ArrayList<>(links.size());
+        List<LinkResult> merged = new ArrayList<>(links.size());
         for (LinkResult l : links) {
             LinkAction match = seeded.stream()
                     .filter(s -> s.path().equals(l.action().path()) && s.target().equals(l.action().target()))

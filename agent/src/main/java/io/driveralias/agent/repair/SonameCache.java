@@ -1,7 +1,7 @@
 package io.driveralias.agent.repair;
 
 import io.driveralias.agent.fs.FileStat;
-import java.util.LinkedHashMap;
+import io.driveralias.agent.core.LruMap;
 import java.util.Map;
 import java.util.Optional;
 
@@ -16,12 +16,10 @@ public final class SonameCache {
     private record Key(long dev, long inode, long size, long mtimeNanos, long ctimeNanos) {
     }
 
-    private final int capacity;
     private final Map<Key, Optional<String>> entries;
 
     public SonameCache(int capacity) {
-        this.capacity = capacity;
-        this.entries = new LinkedHashMap<>(64, 0.75f, true);
+        this.entries = new LruMap<>(capacity);
     }
 
     public synchronized Optional<Optional<String>> get(FileStat stat) {
@@ -30,9 +28,6 @@ public final class SonameCache {
 
     public synchronized void put(FileStat stat, Optional<String> soname) {
         entries.put(key(stat), soname);
-        if (entries.size() > capacity) {
-            entries.remove(entries.keySet().iterator().next());
-        }
     }
 
     private static Key key(FileStat s) {
