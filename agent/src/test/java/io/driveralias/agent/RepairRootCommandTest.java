@@ -206,16 +206,30 @@ class RepairRootCommandTest {
     }
 
     @Test
-    void anAliasPlantedAsASymlinkToAHostFileIsReplacedNotFollowed() throws IOException {
+    void anAliasPlantedAsASymlinkToAHostFileIsAConflictNeitherFollowedNorReplaced() throws IOException {
         installDriver(DEBIAN);
         Files.createSymbolicLink(root.resolve(DEBIAN + "/libcuda.so.1"), sentinel.resolve("victim"));
+
+        Run run = repair();
+
+        // Not a link the agent could have made: the image's (or an attacker's) choice, reported.
+        assertThat(run.exit()).as(run.out()).isEqualTo(1);
+        assertThat(run.out()).contains("conflict      /usr/lib/x86_64-linux-gnu/libcuda.so.1")
+                .contains("a link the agent did not make holds the alias name");
+        assertThat(link(DEBIAN + "/libcuda.so.1")).isEqualTo(sentinel.resolve("victim").toString());
+        assertSentinelUntouched();
+    }
+
+    @Test
+    void aStaleAliasOfAnotherDriverVersionIsReplaced() throws IOException {
+        installDriver(DEBIAN);
+        Files.createSymbolicLink(root.resolve(DEBIAN + "/libcuda.so.1"), Path.of("libcuda.so.470.199.02"));
 
         Run run = repair();
 
         assertThat(run.exit()).as(run.out()).isZero();
         assertThat(run.out()).contains("replaced      /usr/lib/x86_64-linux-gnu/libcuda.so.1 -> libcuda.so." + V);
         assertThat(link(DEBIAN + "/libcuda.so.1")).isEqualTo("libcuda.so." + V);
-        assertSentinelUntouched();
     }
 
     @Test

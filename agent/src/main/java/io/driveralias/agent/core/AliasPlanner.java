@@ -38,13 +38,21 @@ public final class AliasPlanner {
                         "SONAME is the file name"));
                 continue;
             }
+            if (!sameLibrary(lib.soname(), lib.fileName())) {
+                // A file may only name an alias of its own library: a hostile file whose SONAME
+                // is libc.so.6 or ld-linux-x86-64.so.2 must not redirect the image's loader.
+                actions.add(new LinkAction(ActionKind.SKIP, directory, lib.soname(), lib.fileName(),
+                        "SONAME names another library"));
+                continue;
+            }
             actions.add(claim(claimed, directory, lib.soname(), lib.fileName(), listing));
         }
         if (devLinks) {
             for (DriverLibrary lib : sorted) {
                 String dev = lib.devLinkName();
                 // Internal libraries (SONAME == file name) are never linked against by name.
-                if (dev == null || lib.soname().equals(lib.fileName()) || dev.equals(lib.soname())) {
+                if (dev == null || lib.soname().equals(lib.fileName()) || dev.equals(lib.soname())
+                        || !sameLibrary(lib.soname(), lib.fileName())) {
                     continue;
                 }
                 actions.add(claim(claimed, directory, dev, lib.soname(), listing));
@@ -69,10 +77,7 @@ public final class AliasPlanner {
         }
         DirEntry entry = existing.get();
         return switch (entry.kind()) {
-            case SYMLINK -> pointsAt(entry.linkTarget(), directory, target)
-                    ? new LinkAction(ActionKind.KEEP, directory, name, target, "")
-                    : new LinkAction(ActionKind.REPLACE, directory, name, target,
-                            staleness(entry.linkTarget(), listing));
+            case SYMLINK -> symlink(directory, name, target, entry.linkTarget(), listing);
             case REGULAR_FILE -> new LinkAction(ActionKind.CONFLICT, directory, name, target,
                     "a regular file holds the alias name");
             case DIRECTORY -> new LinkAction(ActionKind.CONFLICT, directory, name, target,
@@ -82,19 +87,42 @@ public final class AliasPlanner {
         };
     }
 
-    /** The link is right if it names the target in the same directory, relatively or absolutely. */
-    private static boolean pointsAt(String linkText, String directory, String target) {
-        if (linkText.equals(target) || linkText.equals("./" + target)) {
-            return true;
+    /**
+     * Only links that can be ours are replaced: one that dangles inside this directory, or one
+     * that names another version of the same driver library here. Anything else (a link into
+     * CUDA's forward-compatibility directory, the image's own loader link) is the image's
+     * choice: a conflict, reported and left alone.
+     */
+    private static LinkAction symlink(String directory, String name, String target, String linkText,
+                                      DirectoryListing listing) {
+        Optional<String> sibling = siblingName(linkText, directory);
+        if (sibling.isPresent() && sibling.get().equals(target)) {
+            return new LinkAction(ActionKind.KEEP, directory, name, target, "");
         }
-        String dir = directory.endsWith("/") ? directory : directory + "/";
-        return linkText.equals(dir + target);
+        // A link to itself loops: it dangles as surely as one to a missing name.
+        if (sibling.isPresent() && (sibling.get().equals(name) || listing.find(sibling.get()).isEmpty())) {
+            return new LinkAction(ActionKind.REPLACE, directory, name, target, "dangling: " + linkText);
+        }
+        if (sibling.isPresent() && FileNames.versionOf(sibling.get()).isPresent()
+                && sameLibrary(sibling.get(), target)) {
+            return new LinkAction(ActionKind.REPLACE, directory, name, target, "points to " + linkText);
+        }
+        return new LinkAction(ActionKind.CONFLICT, directory, name, target,
+                "a link the agent did not make holds the alias name (points to " + linkText + ")");
     }
 
-    private static String staleness(String linkText, DirectoryListing listing) {
-        if (FileNames.isPlainName(linkText) && listing.find(linkText).isEmpty()) {
-            return "dangling: " + linkText;
+    /** The name a link text means in {@code directory} itself (relative, {@code ./}, or absolute), if any. */
+    private static Optional<String> siblingName(String linkText, String directory) {
+        String name = linkText.startsWith("./") ? linkText.substring(2) : linkText;
+        String dir = directory.endsWith("/") ? directory : directory + "/";
+        if (name.startsWith(dir)) {
+            name = name.substring(dir.length());
         }
-        return "points to " + linkText;
+        return FileNames.isPlainName(name) ? Optional.of(name) : Optional.empty();
+    }
+
+    private static boolean sameLibrary(String a, String b) {
+        Optional<String> stem = FileNames.libraryStem(a);
+        return stem.isPresent() && stem.equals(FileNames.libraryStem(b));
     }
 }

@@ -54,6 +54,19 @@ public final class FileNames {
         return versionOf(fileName).map(driverVersion::equals).orElse(false);
     }
 
+    /**
+     * The library a name belongs to: what comes before its {@code .so}
+     * ({@code libnvidia-ml.so.535.104.05} and {@code libnvidia-ml.so.1} are both
+     * {@code libnvidia-ml}); empty for a name without {@code .so}.
+     */
+    public static Optional<String> libraryStem(String name) {
+        int so = name.indexOf(".so");
+        if (so <= 0 || !(name.length() == so + 3 || name.charAt(so + 3) == '.')) {
+            return Optional.empty();
+        }
+        return Optional.of(name.substring(0, so));
+    }
+
     /** The last component of a slash-separated path. */
     public static String baseName(String path) {
         int slash = path.lastIndexOf('/');

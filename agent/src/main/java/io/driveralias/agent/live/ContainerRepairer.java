@@ -146,7 +146,7 @@ public final class ContainerRepairer {
         RepairReport report;
         try (OpenedContainer container = roots.open(info, () -> requireSameStart(info))) {
             LocateRequest request = new LocateRequest(settings.libraryDirectories(), settings.driverVersion(),
-                    container.injectedFiles(), container.hostSources());
+                    container.injectedFiles(), container.hostSources(), container.hostDriverFiles());
             report = repairer.repair(container.root(), request, mode);
             container.requireAlive();
         } catch (ErrnoException e) {

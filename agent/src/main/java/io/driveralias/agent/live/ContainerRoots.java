@@ -17,6 +17,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Opens a running container's root filesystem. First choice: {@code /proc/<pid>/root}, held
@@ -26,6 +29,7 @@ import java.util.Map;
  */
 public final class ContainerRoots {
 
+    private static final Logger LOG = LoggerFactory.getLogger(ContainerRoots.class);
     private static final int MAX_CGROUP = 64 * 1024;
     private static final int MAX_MOUNTINFO = 4 << 20;
 
@@ -66,10 +70,12 @@ public final class ContainerRoots {
                 return openMerged(info, stillRunning);
             }
             pidFd = pidHandle(info.pid());
-            List<String> injected = injectedFiles(procFd);
+            List<MountEntry> mounts = mountTable(procFd);
+            List<String> injected = mountPoints(DriverMounts.driverFiles(mounts));
+            Set<String> fromHost = Set.copyOf(mountPoints(DriverMounts.hostDriverFiles(mounts)));
             RootFs root = RootFs.adopt(openRoot(procFd, info.pid()), resolver);
             // From here the opened container owns (and closes) the three fds.
-            opened = new OpenedContainer(root, "proc", injected, Map.of(), procFd, pidFd, null);
+            opened = new OpenedContainer(root, "proc", injected, Map.of(), fromHost, procFd, pidFd, null);
         } catch (ErrnoException e) {
             Libc.close(procFd);
             Libc.close(pidFd);
@@ -126,16 +132,28 @@ public final class ContainerRoots {
         }
     }
 
-    /** Container paths of the driver files mounted into it, from its own mount table. */
-    private static List<String> injectedFiles(int procFd) throws ErrnoException {
-        byte[] text = KernelFiles.read(procFd, "mountinfo", MAX_MOUNTINFO);
+    /**
+     * The container's own mount table. One the agent will not read whole (over its size
+     * bound) or cannot parse still leaves the library-directory scan: an empty table, logged.
+     */
+    private static List<MountEntry> mountTable(int procFd) throws ErrnoException {
         try {
-            List<MountEntry> mounts = MountInfoParser.parse(new String(text, StandardCharsets.ISO_8859_1));
-            return DriverMounts.driverFiles(mounts).stream().map(MountEntry::mountPoint).distinct().toList();
+            byte[] text = KernelFiles.read(procFd, "mountinfo", MAX_MOUNTINFO);
+            return MountInfoParser.parse(new String(text, StandardCharsets.ISO_8859_1));
         } catch (MountInfoException e) {
-            // A mount table the parser refuses still leaves the library-directory scan.
+            LOG.debug("mount table not used: {}", e.getMessage());
+            return List.of();
+        } catch (ErrnoException e) {
+            if (!e.is(Errno.EFBIG)) {
+                throw e;
+            }
+            LOG.debug("mount table not used: {}", e.getMessage());
             return List.of();
         }
+    }
+
+    private static List<String> mountPoints(List<MountEntry> mounts) {
+        return mounts.stream().map(MountEntry::mountPoint).distinct().toList();
     }
 
     /**
@@ -157,7 +175,8 @@ public final class ContainerRoots {
                 sources.put(m.destination(), m.source());
             }
         }
-        return aliveOrClosed(new OpenedContainer(root, "merged", List.copyOf(sources.keySet()), sources, -1, -1,
-                stillRunning));
+        // Declared binds are read at their host source: nothing is learned from them.
+        return aliveOrClosed(new OpenedContainer(root, "merged", List.copyOf(sources.keySet()), sources, Set.of(),
+                -1, -1, stillRunning));
     }
 }

@@ -18,7 +18,6 @@ import io.driveralias.agent.fs.RootFs;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -115,7 +114,6 @@ public final class DriverLocator {
                                                LocateRequest request, List<Problem> problems)
             throws ErrnoException {
         List<LocatedLibrary> libraries = new ArrayList<>();
-        Set<String> injected = new HashSet<>(request.injectedFiles());
         try (Directory dir = root.openDirectory(found.path(), false)) {
             if (!dir.stat().sameFile(found.stat())) {
                 problems.add(new Problem(found.path(), FailureReason.UNSAFE_PATH, "directory was swapped while scanning"));
@@ -132,7 +130,7 @@ public final class DriverLocator {
                     Optional<String> soname = soname(dir, name, hostSource);
                     soname.ifPresent(s -> libraries.add(
                             new LocatedLibrary(new DriverLibrary(found.path(), name, s), stat)));
-                    if (hostSource == null && injected.contains(path) && soname.isPresent()) {
+                    if (hostSource == null && request.hostDriverFiles().contains(path) && soname.isPresent()) {
                         learned.put(name, soname.get());
                     }
                 } catch (ErrnoException e) {

@@ -3,6 +3,7 @@ package io.driveralias.agent.repair;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 
 /**
  * Where to look for driver files inside a root.
@@ -14,17 +15,21 @@ import java.util.Optional;
  * @param hostSources        for injected files that cannot be read inside the root (the
  *                           empty placeholders seen through an overlay's merged directory),
  *                           the host path to read the SONAME from, by container path
+ * @param hostDriverFiles    the injected files whose mount came from a host library directory:
+ *                           the only ones whose SONAMEs the agent learns for other containers
  */
 public record LocateRequest(List<String> libraryDirectories, Optional<String> driverVersion,
-                            List<String> injectedFiles, Map<String, String> hostSources) {
+                            List<String> injectedFiles, Map<String, String> hostSources,
+                            Set<String> hostDriverFiles) {
 
     public LocateRequest {
         libraryDirectories = List.copyOf(libraryDirectories);
         injectedFiles = List.copyOf(injectedFiles);
         hostSources = Map.copyOf(hostSources);
+        hostDriverFiles = Set.copyOf(hostDriverFiles);
     }
 
     public static LocateRequest of(List<String> libraryDirectories, Optional<String> driverVersion) {
-        return new LocateRequest(libraryDirectories, driverVersion, List.of(), Map.of());
+        return new LocateRequest(libraryDirectories, driverVersion, List.of(), Map.of(), Set.of());
     }
 }

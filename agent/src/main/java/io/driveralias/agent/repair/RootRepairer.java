@@ -78,7 +78,7 @@ public final class RootRepairer {
         }
         results.addAll(apply(root, path, identity, changes));
         try (Directory dir = root.openDirectory(path, false)) {
-            return verify(root, dir, results, expectedFiles(libraries));
+            return verify(root, dir, results, expectedFiles(actions, libraries));
         }
     }
 
@@ -110,16 +110,24 @@ public final class RootRepairer {
         return results;
     }
 
-    /** Every alias name, mapped to the driver file it must reach once followed. */
-    private static Map<String, FileStat> expectedFiles(List<LocatedLibrary> libraries) {
+    /**
+     * Every planned alias name, mapped to the driver file it must reach once followed: the file
+     * its own target names, or, for a development link, the file its SONAME alias names. Taken
+     * from the plan itself, so verification expects exactly what the planner chose.
+     */
+    private static Map<String, FileStat> expectedFiles(List<LinkAction> actions, List<LocatedLibrary> libraries) {
+        Map<String, FileStat> byFile = new HashMap<>();
+        libraries.forEach(l -> byFile.put(l.library().fileName(), l.stat()));
+        Map<String, String> targetOf = new HashMap<>();
+        actions.stream().filter(a -> a.kind() != ActionKind.CONFLICT && a.kind() != ActionKind.SKIP)
+                .forEach(a -> targetOf.putIfAbsent(a.name(), a.target()));
         Map<String, FileStat> expected = new HashMap<>();
-        for (LocatedLibrary located : libraries) {
-            expected.put(located.library().soname(), located.stat());
-            String dev = located.library().devLinkName();
-            if (dev != null) {
-                expected.putIfAbsent(dev, located.stat());
+        targetOf.forEach((name, target) -> {
+            FileStat file = byFile.getOrDefault(target, byFile.get(targetOf.get(target)));
+            if (file != null) {
+                expected.put(name, file);
             }
-        }
+        });
         return expected;
     }
 

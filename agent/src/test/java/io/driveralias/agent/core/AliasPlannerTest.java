@@ -31,8 +31,24 @@ class AliasPlannerTest {
                         "points to libcuda.so.470.199.02"),
                 Arguments.of("dangling link", DirEntry.symlink("libcuda.so.1", "libcuda.so.418.87.01"),
                         ActionKind.REPLACE, "dangling: libcuda.so.418.87.01"),
-                Arguments.of("link out of the root", DirEntry.symlink("libcuda.so.1", "/host/etc/shadow"),
-                        ActionKind.REPLACE, "points to /host/etc/shadow"),
+                Arguments.of("absolute link to an older driver in the same directory",
+                        DirEntry.symlink("libcuda.so.1", DIR + "/libcuda.so.470.199.02"), ActionKind.REPLACE,
+                        "points to " + DIR + "/libcuda.so.470.199.02"),
+                Arguments.of("link out of the root: not ours", DirEntry.symlink("libcuda.so.1", "/host/etc/shadow"),
+                        ActionKind.CONFLICT,
+                        "a link the agent did not make holds the alias name (points to /host/etc/shadow)"),
+                Arguments.of("CUDA forward compatibility chosen by the image",
+                        DirEntry.symlink("libcuda.so.1", "/usr/local/cuda/compat/libcuda.so.1"), ActionKind.CONFLICT,
+                        "a link the agent did not make holds the alias name"
+                                + " (points to /usr/local/cuda/compat/libcuda.so.1)"),
+                Arguments.of("a link to another library that exists here",
+                        DirEntry.symlink("libcuda.so.1", "libc.so.6"), ActionKind.CONFLICT,
+                        "a link the agent did not make holds the alias name (points to libc.so.6)"),
+                Arguments.of("a relative link through another directory",
+                        DirEntry.symlink("libcuda.so.1", "../lib64/libcuda.so.470.199.02"), ActionKind.CONFLICT,
+                        "a link the agent did not make holds the alias name (points to ../lib64/libcuda.so.470.199.02)"),
+                Arguments.of("a link to itself", DirEntry.symlink("libcuda.so.1", "libcuda.so.1"),
+                        ActionKind.REPLACE, "dangling: libcuda.so.1"),
                 Arguments.of("the image ships its own copy", DirEntry.file("libcuda.so.1"), ActionKind.CONFLICT,
                         "a regular file holds the alias name"),
                 Arguments.of("a directory at the alias", DirEntry.directory("libcuda.so.1"), ActionKind.CONFLICT,
@@ -45,7 +61,8 @@ class AliasPlannerTest {
     @MethodSource("aliasCases")
     void decidesWhatToDoAtTheAliasName(String description, DirEntry atAlias, ActionKind expected, String detail) {
         List<DirEntry> listing = new ArrayList<>(List.of(
-                DirEntry.file("libcuda.so.535.104.05"), DirEntry.file("libcuda.so.470.199.02")));
+                DirEntry.file("libcuda.so.535.104.05"), DirEntry.file("libcuda.so.470.199.02"),
+                DirEntry.file("libc.so.6")));
         if (atAlias != null) {
             listing.add(atAlias);
         }
@@ -140,15 +157,28 @@ class AliasPlannerTest {
     }
 
     @Test
-    void twoFilesClaimingOneSonameConflictInsteadOfFlapping() {
-        DriverLibrary a = new DriverLibrary(DIR, "libnvidia-a.so.535.104.05", "libnvidia-x.so.1");
-        DriverLibrary b = new DriverLibrary(DIR, "libnvidia-b.so.535.104.05", "libnvidia-x.so.1");
+    void aFileMayOnlyNameAnAliasOfItsOwnLibrary() {
+        // A hostile image ships a "driver file" whose SONAME is the loader's or libc's name.
+        DriverLibrary loader = new DriverLibrary(DIR, "libnvidia-evil.so.535.104.05", "ld-linux-x86-64.so.2");
+        DriverLibrary libc = new DriverLibrary(DIR, "libnvidia-a.so.535.104.05", "libc.so.6");
+        DirectoryListing listing = DirectoryListing.of(List.of(
+                DirEntry.symlink("ld-linux-x86-64.so.2", "x86_64-linux-gnu/ld-linux-x86-64.so.2")));
 
-        List<LinkAction> plan = new AliasPlanner(false).plan(DIR, List.of(b, a), DirectoryListing.of(List.of()));
+        List<LinkAction> plan = new AliasPlanner(true).plan(DIR, List.of(loader, libc), listing);
 
-        assertThat(plan).extracting(LinkAction::kind, LinkAction::target).containsExactly(
-                org.assertj.core.groups.Tuple.tuple(ActionKind.CREATE, "libnvidia-a.so.535.104.05"),
-                org.assertj.core.groups.Tuple.tuple(ActionKind.CONFLICT, "libnvidia-b.so.535.104.05"));
+        assertThat(plan).extracting(LinkAction::kind, LinkAction::detail).containsOnly(
+                org.assertj.core.groups.Tuple.tuple(ActionKind.SKIP, "SONAME names another library"));
+    }
+
+    @Test
+    void twoFilesClaimingOneDevLinkConflictInsteadOfFlapping() {
+        DriverLibrary a = new DriverLibrary(DIR, "libnvidia-x.so.535.104.05", "libnvidia-x.so.1");
+        DriverLibrary b = new DriverLibrary(DIR, "libnvidia-x.so.2.535.104.05", "libnvidia-x.so.2");
+
+        List<LinkAction> plan = new AliasPlanner(true).plan(DIR, List.of(b, a), DirectoryListing.of(List.of()));
+
+        assertThat(plan).filteredOn(x -> x.name().equals("libnvidia-x.so")).extracting(LinkAction::kind)
+                .containsExactly(ActionKind.CREATE, ActionKind.CONFLICT);
     }
 
     @Test

@@ -153,4 +153,48 @@ class DriverMountsTest {
         List<MountEntry> weird = Fixtures.parse(Fixtures.WEIRD);
         assertThat(DriverMounts.coveringMount(weird, "/weird dir").orElseThrow().mountId()).isEqualTo(700);
     }
+
+    private static MountEntry bind(int major, int minor, String source, String mountPoint, String fsType) {
+        return new MountEntry(9, 1, major, minor, source, mountPoint, "ro", List.of(), fsType, "/dev/x", "rw");
+    }
+
+    private static final MountEntry OVERLAY_ROOT = new MountEntry(1, 0, 0, 52, "/", "/", "rw", List.of(), "overlay",
+            "overlay", "rw");
+
+    @Test
+    void everyDriverFileOfRealRuntimeLayoutsComesFromTheHost() throws Exception {
+        for (String fixture : List.of(Fixtures.DOCKER_FILES, Fixtures.RHEL)) {
+            List<MountEntry> mounts = Fixtures.parse(fixture);
+            assertThat(DriverMounts.hostDriverFiles(mounts)).as(fixture)
+                    .isNotEmpty().isEqualTo(DriverMounts.driverFiles(mounts));
+        }
+    }
+
+    static Stream<Arguments> learnableMounts() {
+        return Stream.of(
+                Arguments.of("the runtime's bind of a host library", bind(259, 1, LIB + "/libcuda.so.535.104.05",
+                        LIB + "/libcuda.so.535.104.05", "ext4"), true),
+                Arguments.of("a GPU Operator driver root", bind(259, 1,
+                        "/run/nvidia/driver/usr/lib64/libcuda.so.535.104.05", "/usr/lib64/libcuda.so.535.104.05",
+                        "xfs"), true),
+                Arguments.of("/usr on its own filesystem", bind(8, 2, "/lib/x86_64-linux-gnu/libcuda.so.535.104.05",
+                        LIB + "/libcuda.so.535.104.05", "ext4"), true),
+                Arguments.of("mounted by the container from its own root", bind(0, 52, "/tmp/evil.so",
+                        LIB + "/libcuda.so.535.104.05", "overlay"), false),
+                Arguments.of("from its own root, even at a library path", bind(0, 52, LIB + "/libcuda.so.535.104.05",
+                        LIB + "/libcuda.so.535.104.05", "overlay"), false),
+                Arguments.of("a host file under another name", bind(259, 1, LIB + "/libc.so.6",
+                        LIB + "/libcuda.so.535.104.05", "ext4"), false),
+                Arguments.of("a host file outside any library directory", bind(259, 1,
+                        "/home/user/libcuda.so.535.104.05", LIB + "/libcuda.so.535.104.05", "ext4"), false),
+                Arguments.of("a source path that is not clean", bind(259, 1, "/usr/lib/../../tmp/lib/libcuda.so.535.104.05",
+                        LIB + "/libcuda.so.535.104.05", "ext4"), false));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("learnableMounts")
+    void onlyFilesFromAHostLibraryDirectoryTeachSonames(String description, MountEntry driverMount, boolean learnable) {
+        List<MountEntry> found = DriverMounts.hostDriverFiles(List.of(OVERLAY_ROOT, driverMount));
+        assertThat(!found.isEmpty()).isEqualTo(learnable);
+    }
 }

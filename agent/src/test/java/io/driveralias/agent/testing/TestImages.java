@@ -54,7 +54,8 @@ public final class TestImages {
     /** The host directory holding the stand-in driver files (compiled once). */
     public static synchronized Path driverDir() {
         if (driverDir == null) {
-            Path dir = work().resolve("driver");
+            // Laid out like a host library directory, as the NVIDIA runtime mounts from one.
+            Path dir = work().resolve("host/usr/lib/x86_64-linux-gnu");
             for (Map.Entry<String, String> lib : DRIVER.entrySet()) {
                 String symbol = lib.getKey().startsWith("libnvidia-ml") ? "nvmlInit_v2"
                         : lib.getKey().startsWith("libcuda") ? "cuInit" : "stand_in_" + lib.getKey().hashCode();
