@@ -19,7 +19,7 @@ import io.driveralias.agent.kube.PodEventsFactory;
 import io.driveralias.agent.live.Agent;
 import io.driveralias.agent.live.ContainerRepairer;
 import io.driveralias.agent.live.ContainerRoots;
-import io.driveralias.agent.live.LdconfigRunner;
+import io.driveralias.agent.live.ExaminationReporter;
 import io.driveralias.agent.logging.LogSetup;
 import io.driveralias.agent.metrics.MicrometerRepairMetrics;
 import io.driveralias.agent.metrics.RepairMetrics;
@@ -78,15 +78,9 @@ public final class Main {
     private static int runOnce(AgentConfig config, RootRepairer.Mode mode, boolean checkOnly, PrintStream out,
                                PrintStream err) {
         try (DockerApi docker = DockerApi.create(config.dockerHost())) {
-            LdconfigRunner ldconfig = config.ldconfig() == AgentConfig.LdconfigMode.EXEC && mode == RootRepairer.Mode.APPLY
-                    ? new LdconfigRunner(docker) : null;
-            ContainerRepairer repairer = repairer(config, docker, RepairMetrics.NOOP, PodEvents.NOOP, ldconfig, false);
-            int exit = new ContainersCommand(docker, repairer, Clock.systemUTC(), out, err)
+            ContainerRepairer repairer = repairer(config, docker, RepairMetrics.NOOP, false);
+            return new ContainersCommand(docker, repairer, Clock.systemUTC(), out, err)
                     .run(config.containerIds(), mode, checkOnly, config.json());
-            if (ldconfig != null) {
-                ldconfig.close();
-            }
-            return exit;
         }
     }
 
@@ -96,10 +90,9 @@ public final class Main {
         try (MicrometerRepairMetrics metrics = MicrometerRepairMetrics.withProcessMetrics();
              PodEvents podEvents = PodEventsFactory.create(config.kubernetes(), config.nodeName(), metrics, clock,
                      System.getenv());
-             DockerApi docker = DockerApi.create(config.dockerHost());
-             LdconfigRunner ldconfig = config.ldconfig() == AgentConfig.LdconfigMode.EXEC ? new LdconfigRunner(docker) : null) {
-            Agent agent = new Agent(docker, new DockerContainerEvents(docker),
-                    repairer(config, docker, metrics, podEvents, ldconfig, true), metrics, clock,
+             DockerApi docker = DockerApi.create(config.dockerHost())) {
+            Agent agent = new Agent(docker, new DockerContainerEvents(docker), repairer(config, docker, metrics, true),
+                    new ExaminationReporter(metrics, podEvents), metrics, clock,
                     config.workers(), config.resyncInterval(), config.shutdownGrace());
             try (AgentHttpServer http = new AgentHttpServer(
                     new InetSocketAddress(config.listenHost(), config.listenPort()), metrics::scrape, agent)) {
@@ -127,7 +120,7 @@ public final class Main {
     }
 
     private static ContainerRepairer repairer(AgentConfig config, DockerApi docker, RepairMetrics metrics,
-                                              PodEvents podEvents, LdconfigRunner ldconfig, boolean beforeStart) {
+                                              boolean beforeStart) {
         PathResolver resolver = PathResolver.detect(config.forceWalkResolver());
         Optional<String> version = config.driverVersion().or(() -> hostDriverVersion(config.hostProc()));
         version.ifPresent(metrics::driverVersion);
@@ -137,8 +130,7 @@ public final class Main {
         return new ContainerRepairer(docker, new ContainerRoots(config.hostProc(), resolver),
                 new RootRepairer(locator, planner),
                 new ContainerScope(config.includeImages(), config.excludeImages()),
-                new ContainerRepairer.Settings(config.libraryDirectories(), version),
-                metrics, podEvents, ldconfig, seeder, Clock.systemUTC());
+                new ContainerRepairer.Settings(config.libraryDirectories(), version), seeder, Clock.systemUTC());
     }
 
     /** The loaded kernel module's version: the driver every container on this node receives. */

@@ -43,7 +43,7 @@ public final class ContainersCommand {
             List<String> targets = ids.isEmpty() ? docker.runningContainerIds() : ids;
             for (String id : targets) {
                 try {
-                    repairer.examine(id, clock.instant(), mode, Optional.empty()).ifPresent(results::add);
+                    repairer.examine(id, clock.instant(), mode, Optional.empty(), false).ifPresent(results::add);
                 } catch (DockerException.NoSuchContainer e) {
                     err.println("driver-alias-agent: no such container: " + id);
                     return ExitCodes.UNREPAIRED;

@@ -41,7 +41,7 @@ public record AgentConfig(
 
     public enum Command { RUN, CHECK, REPAIR }
 
-    public enum LdconfigMode { EXEC, OFF }
+    public enum LdconfigMode { CACHE, OFF }
 
     public enum KubernetesMode { AUTO, ON, OFF }
 

@@ -38,7 +38,9 @@ public final class ConfigParser {
             new Option("lib-dir", null, true, false, "extra library directory to scan (added to the defaults)"),
             new Option("driver-version", null, false, false, "driver version to repair (default: detect)"),
             new Option("dev-links", "false", false, true, "also create libX.so -> SONAME development links"),
-            new Option("ldconfig", "exec", false, false, "exec: refresh ld.so.cache with the container's ldconfig; off"),
+            new Option("ldconfig", "cache", false, false,
+                    "cache: add the aliases to the container's ld.so.cache, written by the agent (nothing runs"
+                            + " in the container); off"),
             new Option("resync-interval", "60s", false, false, "period of the full reconcile"),
             new Option("dry-run", "false", false, true, "print what would be done, change nothing"),
             new Option("json", "false", false, true, "machine-readable output for check and repair"),
@@ -127,9 +129,16 @@ public final class ConfigParser {
         if (resync.compareTo(Duration.ofSeconds(1)) < 0) {
             throw new ConfigException("--resync-interval must be at least 1s");
         }
-        return new AgentConfig(command, ids, root, v.bool("dry-run"), v.bool("json"),
-                v.explicit("docker-host").or(() -> Optional.ofNullable(env.get("DOCKER_HOST")).filter(h -> !h.isBlank()))
-                        .orElse(option("docker-host").defaultValue()),
+        String dockerHost = dockerHost(v.explicit("docker-host")
+                .or(() -> Optional.ofNullable(env.get("DOCKER_HOST")).filter(h -> !h.isBlank()))
+                .orElse(option("docker-host").defaultValue()));
+        if (v.single("ldconfig").equalsIgnoreCase("exec")) {
+            // Removed: it ran the container's own ldconfig as root, which hands root to any
+            // container user who can put an ldconfig in the container's PATH.
+            throw new ConfigException("--ldconfig exec is no longer supported (it ran a program from the container"
+                    + " as root); use cache (the default) or off");
+        }
+        return new AgentConfig(command, ids, root, v.bool("dry-run"), v.bool("json"), dockerHost,
                 listen[0], integer("listen port", listen[1], 0, 65535),
                 v.list("include-image"), v.list("exclude-image"), libDirs, version, v.bool("dev-links"),
                 parseEnum(LdconfigMode.class, "ldconfig", v.single("ldconfig")),
@@ -139,6 +148,32 @@ public final class ConfigParser {
                 parseEnum(LogFormat.class, "log-format", v.single("log-format")),
                 v.single("host-proc"), resolver.equals("walk"), workers,
                 duration("shutdown-grace", v.single("shutdown-grace")));
+    }
+
+    /**
+     * {@code unix:///absolute/path} or {@code tcp://host:port}: anything else would fail
+     * later, deep in the HTTP client, with an error that names neither the option nor the fix.
+     */
+    static String dockerHost(String value) throws ConfigException {
+        java.net.URI uri;
+        try {
+            uri = new java.net.URI(value);
+        } catch (java.net.URISyntaxException e) {
+            throw new ConfigException("--docker-host is not a URI: " + value + " (e.g. unix:///var/run/docker.sock)");
+        }
+        String scheme = uri.getScheme() == null ? "" : uri.getScheme();
+        boolean ok = switch (scheme) {
+            case "unix" -> uri.getPath() != null && uri.getPath().startsWith("/") && uri.getPath().length() > 1
+                    && uri.getRawAuthority() == null;
+            case "tcp" -> uri.getHost() != null && uri.getPort() > 0 && uri.getPort() <= 65535
+                    && (uri.getPath() == null || uri.getPath().isEmpty());
+            default -> false;
+        };
+        if (!ok) {
+            throw new ConfigException("--docker-host must be unix:///path/to/docker.sock or tcp://host:port, got "
+                    + value);
+        }
+        return value;
     }
 
     /** Flag, then environment, then default, for one option. */

@@ -101,14 +101,14 @@ public final class AliasPlanner {
         }
         // A link to itself loops: it dangles as surely as one to a missing name.
         if (sibling.isPresent() && (sibling.get().equals(name) || listing.find(sibling.get()).isEmpty())) {
-            return new LinkAction(ActionKind.REPLACE, directory, name, target, "dangling: " + linkText);
+            return new LinkAction(ActionKind.REPLACE, directory, name, target, "dangling: " + Printable.of(linkText));
         }
         if (sibling.isPresent() && FileNames.versionOf(sibling.get()).isPresent()
                 && sameLibrary(sibling.get(), target)) {
-            return new LinkAction(ActionKind.REPLACE, directory, name, target, "points to " + linkText);
+            return new LinkAction(ActionKind.REPLACE, directory, name, target, "points to " + Printable.of(linkText));
         }
         return new LinkAction(ActionKind.CONFLICT, directory, name, target,
-                "a link the agent did not make holds the alias name (points to " + linkText + ")");
+                "a link the agent did not make holds the alias name (points to " + Printable.of(linkText) + ")");
     }
 
     /** The name a link text means in {@code directory} itself (relative, {@code ./}, or absolute), if any. */

@@ -9,8 +9,16 @@ public record ContainerRef(String id, String name, String image, Optional<PodRef
         return id.length() > 12 ? id.substring(0, 12) : id;
     }
 
-    /** "namespace/pod" when known, else the container name: what a log line should say. */
+    /**
+     * "namespace/pod/container" when known, else the container name: what a log line should
+     * say, escaped and capped (labels and names are the container owner's text).
+     */
     public String displayName() {
-        return pod.map(p -> p.namespace() + "/" + p.name() + "/" + p.container()).orElse(name);
+        return Printable.of(pod.map(p -> p.namespace() + "/" + p.name() + "/" + p.container()).orElse(name));
+    }
+
+    /** The image reference, escaped and capped for a log line. */
+    public String displayImage() {
+        return Printable.of(image);
     }
 }

@@ -16,15 +16,14 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
 /**
- * The agent's one door to Docker: docker-java over the zerodep transport for events, lists
- * and exec, and raw requests on the same transport for what docker-java's model drops (the
+ * The agent's one door to Docker: docker-java over the zerodep transport for events and
+ * lists, and raw requests on the same transport for what docker-java's model drops (the
  * overlay2 paths of inspect). The API version is negotiated with the daemon at every
  * (re)connect: the older of the daemon's and {@link #NEWEST_KNOWN}, down to 1.24 (Docker 1.12).
  */
@@ -36,19 +35,22 @@ public final class DockerApi implements AutoCloseable {
     private static final int MAX_RESPONSE = 8 << 20;
     private static final Pattern CONTAINER_REF = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,254}");
     private static final ObjectMapper JSON = new ObjectMapper();
+    static final Duration PING_TIMEOUT = Duration.ofSeconds(2);
 
     private final String host;
     private final DockerHttpClient http;
     private final DockerHttpClient streamHttp;
+    private final DockerHttpClient pingHttp;
     private volatile Clients clients;
 
     private record Clients(String version, DockerClient requests, DockerClient stream) {
     }
 
-    private DockerApi(String host, DockerHttpClient http, DockerHttpClient streamHttp) {
+    private DockerApi(String host, DockerHttpClient http, DockerHttpClient streamHttp, DockerHttpClient pingHttp) {
         this.host = host;
         this.http = http;
         this.streamHttp = streamHttp;
+        this.pingHttp = pingHttp;
     }
 
     public static DockerApi create(String dockerHost) {
@@ -59,7 +61,23 @@ public final class DockerApi implements AutoCloseable {
         // The event stream stays open for days: no response timeout on its own client.
         DockerHttpClient streamHttp = new ZerodepDockerHttpClient.Builder().dockerHost(uri)
                 .connectionTimeout(Duration.ofSeconds(5)).maxConnections(2).build();
-        return new DockerApi(dockerHost, http, streamHttp);
+        // A frozen daemon still accepts connections: only a short response timeout tells.
+        DockerHttpClient pingHttp = new ZerodepDockerHttpClient.Builder().dockerHost(uri)
+                .connectionTimeout(PING_TIMEOUT).responseTimeout(PING_TIMEOUT).maxConnections(1).build();
+        return new DockerApi(dockerHost, http, streamHttp, pingHttp);
+    }
+
+    /** {@code GET /_ping}: true if the daemon answered OK within {@link #PING_TIMEOUT}. */
+    public boolean ping() {
+        DockerHttpClient.Request request = DockerHttpClient.Request.builder()
+                .method(DockerHttpClient.Request.Method.GET).path("/_ping").build();
+        try (DockerHttpClient.Response response = pingHttp.execute(request);
+             InputStream body = response.getBody()) {
+            body.readNBytes(64);
+            return response.getStatusCode() == 200;
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
     }
 
     public String host() {
@@ -113,35 +131,6 @@ public final class DockerApi implements AutoCloseable {
     }
 
     /**
-     * Starts a command inside a container, detached, in the container's own sandbox, as
-     * {@code user}, with the container's environment (never the agent's); returns the exec id
-     * to ask {@link #execExitCode} about. Detached, nothing streams back: no thread, no hijacked
-     * connection, two small requests.
-     */
-    public String execDetached(String id, String user, String... command) throws DockerException {
-        requireContainerRef(id);
-        String version = clients().version();
-        Map<String, Object> create = new LinkedHashMap<>();
-        create.put("User", user);
-        create.put("Cmd", List.of(command));
-        create.put("AttachStdout", false);
-        create.put("AttachStderr", false);
-        String execId = send("POST", "/v" + version + "/containers/" + id + "/exec", create).path("Id").asText("");
-        if (execId.isEmpty()) {
-            throw new DockerException("exec create in " + id + ": no exec id");
-        }
-        send("POST", "/v" + version + "/exec/" + execId + "/start", Map.of("Detach", true, "Tty", false));
-        return execId;
-    }
-
-    /** The exit code of a detached exec, or empty while it runs. */
-    public Optional<Integer> execExitCode(String execId) throws DockerException {
-        requireContainerRef(execId);
-        JsonNode exec = get("/v" + clients().version() + "/exec/" + execId + "/json");
-        return exec.path("Running").asBoolean(false) ? Optional.empty() : Optional.of(exec.path("ExitCode").asInt(-1));
-    }
-
-    /**
      * Subscribes to container events from {@code since} (Docker's "seconds.nanos" text, or
      * null for now on). The callback runs on docker-java's stream thread: keep it short.
      */
@@ -162,17 +151,6 @@ public final class DockerApi implements AutoCloseable {
                 path);
     }
 
-    private JsonNode send(String method, String path, Object body) throws DockerException {
-        byte[] json;
-        try {
-            json = JSON.writeValueAsBytes(body);
-        } catch (IOException e) {
-            throw new DockerException("cannot write request " + path, e);
-        }
-        return execute(DockerHttpClient.Request.builder().method(DockerHttpClient.Request.Method.valueOf(method))
-                .path(path).putHeader("Content-Type", "application/json").bodyBytes(json).build(), path);
-    }
-
     private JsonNode execute(DockerHttpClient.Request request, String path) throws DockerException {
         try (DockerHttpClient.Response response = call(() -> http.execute(request));
              InputStream body = response.getBody()) {
@@ -184,10 +162,6 @@ public final class DockerApi implements AutoCloseable {
                 throw new DockerException.NoSuchContainer(path.split("/")[3]);
             }
             if (response.getStatusCode() / 100 != 2) {
-                String text = new String(bytes, 0, Math.min(bytes.length, 300), java.nio.charset.StandardCharsets.UTF_8).trim();
-                if (text.contains("executable file not found") || text.contains("no such file or directory")) {
-                    throw new DockerException.NotFoundInContainer(text);
-                }
                 throw new DockerException(path + ": HTTP " + response.getStatusCode() + ": "
                         + new String(bytes, 0, Math.min(bytes.length, 300), java.nio.charset.StandardCharsets.UTF_8).trim());
             }
@@ -245,6 +219,7 @@ public final class DockerApi implements AutoCloseable {
         try {
             http.close();
             streamHttp.close();
+            pingHttp.close();
         } catch (IOException ignored) {
             // Closing sockets on shutdown: nothing to report.
         }

@@ -13,14 +13,15 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Docker's event stream, kept open: on any break it reconnects with capped exponential
- * backoff (100 ms doubling to 30 s), resumes with {@code since} the last event it saw, and
+ * backoff (100 ms doubling to 1 s: a reconnect is one cheap local request, and a container
+ * started while the agent waits is exposed until it is back), resumes with {@code since} the last event it saw, and
  * tells the listener, which reconciles (Docker replays only its last 256 events).
  */
 public final class DockerContainerEvents implements ContainerEvents {
 
     private static final Logger LOG = LoggerFactory.getLogger(DockerContainerEvents.class);
     private static final Duration FIRST_BACKOFF = Duration.ofMillis(100);
-    private static final Duration MAX_BACKOFF = Duration.ofSeconds(30);
+    private static final Duration MAX_BACKOFF = Duration.ofSeconds(1);
 
     private final DockerApi docker;
     private final Thread thread;
@@ -74,8 +75,8 @@ public final class DockerContainerEvents implements ContainerEvents {
             listener.onDisconnected(why);
             // Once per outage at WARN; the retries that follow only at DEBUG.
             if (backoff.equals(FIRST_BACKOFF)) {
-                LOG.warn("Docker event stream at {} lost ({}); reconnecting with backoff up to {} s", docker.host(), why,
-                        MAX_BACKOFF.toSeconds());
+                LOG.warn("Docker event stream at {} lost ({}); reconnecting every {} ms until it answers", docker.host(),
+                        why, MAX_BACKOFF.toMillis());
             } else {
                 LOG.debug("Docker at {} still unreachable ({}); next try in {} ms", docker.host(), why, backoff.toMillis());
             }

@@ -18,13 +18,6 @@ public class DockerException extends Exception {
         }
     }
 
-    /** A command to run inside a container is not there. */
-    public static final class NotFoundInContainer extends DockerException {
-        public NotFoundInContainer(String message) {
-            super(message);
-        }
-    }
-
     /** The container does not exist (any more). */
     public static final class NoSuchContainer extends DockerException {
         public NoSuchContainer(String id) {

@@ -1,15 +1,16 @@
 package io.driveralias.agent.live;
 
 import io.driveralias.agent.core.ContainerOutcome;
+import io.driveralias.agent.core.LruMap;
 import io.driveralias.agent.docker.DockerApi;
 import io.driveralias.agent.docker.DockerException;
 import io.driveralias.agent.http.AgentStatus;
+import io.driveralias.agent.live.ExaminationReporter.Reported;
 import io.driveralias.agent.metrics.RepairMetrics;
 import io.driveralias.agent.repair.RootRepairer;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import io.driveralias.agent.core.LruMap;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
@@ -17,7 +18,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -25,52 +25,53 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The node daemon: container events and periodic reconciles feed one queue (one entry per
- * container); a small fixed pool of workers examines and repairs. A container is verified
- * once per start; one that could not be repaired is tried again at every reconcile.
+ * The node daemon: container events and reconciles feed one queue (one entry per container);
+ * a small fixed pool of workers examines and repairs, and each examination is handed to the
+ * reporter. A container is verified once per start; one that could not be repaired is tried
+ * again at every reconcile. After every (re)connect of the event stream all running
+ * containers are queued, since events were missed; a periodic reconcile queues only those not
+ * yet verified. A ping with a short timeout notices a daemon that stopped answering while its
+ * event stream stays open.
  */
 public final class Agent implements AgentStatus, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Agent.class);
     private static final int QUEUE_CAPACITY = 10_000;
+    private static final int HISTORY_CAPACITY = 16_384;
     /** How long a created container waits for its start to join it (see RepairQueue). */
     private static final Duration CREATE_DELAY = Duration.ofMillis(250);
-    /** Enough rounds for C1 to compile the repair path (see the README's footprint section). */
+    /** Enough rounds for C1 to compile the repair path (see docs on footprint). */
     private static final int WARMUP_ROUNDS = 300;
-
-    /** What the agent knows of a container between examinations. */
-    private record Known(boolean verified, Optional<Instant> startedAt) {
-    }
+    private static final Duration PING_INTERVAL = Duration.ofSeconds(5);
 
     private final DockerApi docker;
     private final ContainerEvents events;
     private final ContainerRepairer repairer;
+    private final ExaminationReporter reporter;
     private final RepairMetrics metrics;
     private final Clock clock;
     private final Duration resyncInterval;
     private final Duration shutdownGrace;
     private final RepairQueue queue = new RepairQueue(QUEUE_CAPACITY, CREATE_DELAY);
-    private final Map<String, Known> known = new ConcurrentHashMap<>();
     /**
-     * The start each container was last examined for, kept past its die and destroy events
-     * (which may arrive between a container's create and start jobs) so that no start is
-     * counted twice. Bounded, oldest out first.
+     * What was last reported for each container, kept past its die and destroy events (which
+     * may arrive between a container's create and start jobs, or before a reconcile's job) so
+     * that no start is counted twice. Bounded, least recently used out first.
      */
-    private final Map<String, Instant> examinedStarts = Collections.synchronizedMap(new LruMap<>(8192));
+    private final Map<String, Reported> history = Collections.synchronizedMap(new LruMap<>(HISTORY_CAPACITY));
     private final List<Thread> workers = new ArrayList<>();
-    private final ScheduledExecutorService reconciler = Executors.newSingleThreadScheduledExecutor(r -> {
-        Thread t = new Thread(r, "reconcile");
-        t.setDaemon(true);
-        return t;
-    });
-    private volatile boolean dockerUp;
+    private final ScheduledExecutorService reconciler = daemonScheduler("reconcile");
+    private final ScheduledExecutorService pinger = daemonScheduler("docker-ping");
+    private volatile boolean streamConnected;
+    private volatile boolean answering = true;
     private volatile boolean reconciled;
 
-    public Agent(DockerApi docker, ContainerEvents events, ContainerRepairer repairer, RepairMetrics metrics,
-                 Clock clock, int workerCount, Duration resyncInterval, Duration shutdownGrace) {
+    public Agent(DockerApi docker, ContainerEvents events, ContainerRepairer repairer, ExaminationReporter reporter,
+                 RepairMetrics metrics, Clock clock, int workerCount, Duration resyncInterval, Duration shutdownGrace) {
         this.docker = docker;
         this.events = events;
         this.repairer = repairer;
+        this.reporter = reporter;
         this.metrics = metrics;
         this.clock = clock;
         this.resyncInterval = resyncInterval;
@@ -80,6 +81,14 @@ public final class Agent implements AgentStatus, AutoCloseable {
             worker.setDaemon(true);
             workers.add(worker);
         }
+    }
+
+    private static ScheduledExecutorService daemonScheduler(String name) {
+        return Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        });
     }
 
     public void start() {
@@ -94,20 +103,23 @@ public final class Agent implements AgentStatus, AutoCloseable {
 
             @Override
             public void onConnected() {
-                dockerUp = true;
-                metrics.dockerConnected(true);
+                streamConnected = true;
+                answering = true;
+                publishDockerUp();
                 LOG.info("watching Docker events at {} (API {})", docker.host(), apiVersion());
-                reconciler.execute(Agent.this::reconcile);
+                reconciler.execute(() -> reconcile(true));
             }
 
             @Override
             public void onDisconnected(String why) {
-                dockerUp = false;
-                metrics.dockerConnected(false);
+                streamConnected = false;
+                publishDockerUp();
             }
         });
         long period = resyncInterval.toMillis();
-        reconciler.scheduleWithFixedDelay(this::reconcile, period, period, TimeUnit.MILLISECONDS);
+        reconciler.scheduleWithFixedDelay(() -> reconcile(false), period, period, TimeUnit.MILLISECONDS);
+        long ping = PING_INTERVAL.toMillis();
+        pinger.scheduleWithFixedDelay(this::ping, ping, ping, TimeUnit.MILLISECONDS);
     }
 
     private String apiVersion() {
@@ -118,24 +130,48 @@ public final class Agent implements AgentStatus, AutoCloseable {
         }
     }
 
+    private void ping() {
+        boolean ok = docker.ping();
+        if (ok != answering) {
+            answering = ok;
+            if (ok) {
+                LOG.info("Docker at {} answers again", docker.host());
+            } else {
+                LOG.warn("Docker at {} does not answer a ping within its timeout: not ready until it does",
+                        docker.host());
+            }
+            publishDockerUp();
+        }
+    }
+
+    private void publishDockerUp() {
+        metrics.dockerConnected(dockerUp());
+    }
+
+    private boolean dockerUp() {
+        return streamConnected && answering;
+    }
+
     private void onEvent(String containerId, String action) {
         metrics.dockerEvent(action);
         switch (action) {
-            case "create", "start" -> queue.offer(new RepairQueue.Job(containerId, clock.instant(), action));
-            case "die", "destroy" -> forget(containerId);
+            case "create", "start" -> {
+                if (queue.offer(new RepairQueue.Job(containerId, clock.instant(), action)) == RepairQueue.Offer.FULL) {
+                    // Not lost: the next reconcile finds the container running and unreported.
+                    metrics.queueRefused(1);
+                }
+            }
+            case "die", "destroy" -> metrics.resolved(containerId);
             default -> {
             }
         }
     }
 
-    private void forget(String containerId) {
-        if (known.remove(containerId) != null) {
-            metrics.resolved(containerId);
-        }
-    }
-
-    /** Queues every running container not verified for its current start; forgets the rest. */
-    void reconcile() {
+    /**
+     * Queues running containers: all of them after a (re)connect ({@code full}), else those
+     * never reported or whose repair failed. Ends the unrepaired series of containers gone.
+     */
+    void reconcile(boolean full) {
         List<String> running;
         try {
             running = docker.runningContainerIds();
@@ -145,21 +181,36 @@ public final class Agent implements AgentStatus, AutoCloseable {
         }
         Instant now = clock.instant();
         Set<String> alive = new HashSet<>(running);
-        for (String id : List.copyOf(known.keySet())) {
-            if (!alive.contains(id)) {
-                forget(id);
+        List<String> failedGone = new ArrayList<>();
+        synchronized (history) {
+            history.forEach((id, r) -> {
+                if (r.outcome() == ContainerOutcome.FAILED && !alive.contains(id)) {
+                    failedGone.add(id);
+                }
+            });
+        }
+        failedGone.forEach(metrics::resolved);
+        int queued = 0;
+        int refused = 0;
+        for (String id : running) {
+            Reported r = history.get(id);
+            if (full || r == null || r.outcome() == ContainerOutcome.FAILED) {
+                switch (queue.offer(new RepairQueue.Job(id, now, "reconcile"))) {
+                    case QUEUED -> queued++;
+                    case FULL -> refused++;
+                    default -> {
+                    }
+                }
             }
         }
-        int queued = 0;
-        for (String id : running) {
-            Known k = known.get(id);
-            if ((k == null || !k.verified()) && queue.offer(new RepairQueue.Job(id, now, "reconcile"))) {
-                queued++;
-            }
+        if (refused > 0) {
+            LOG.warn("reconcile: queue full, {} container(s) left for the next reconcile", refused);
+            metrics.queueRefused(refused);
         }
         metrics.reconcileSucceeded(clock.instant());
-        if (!reconciled) {
-            LOG.info("first reconcile: {} running container(s), {} queued", running.size(), queued);
+        if (!reconciled || full) {
+            LOG.info("{} reconcile: {} running container(s), {} queued", reconciled ? "full" : "first",
+                    running.size(), queued);
         }
         reconciled = true;
     }
@@ -187,16 +238,15 @@ public final class Agent implements AgentStatus, AutoCloseable {
     }
 
     private void examine(RepairQueue.Job job) {
-        Known k = known.get(job.containerId());
-        // A start is examined once (create and start events of one container); only the
-        // reconcile retries a container that could not be repaired.
-        boolean retry = job.trigger().equals("reconcile");
-        Optional<Instant> examinedStart = retry
-                ? (k != null && k.verified() ? k.startedAt() : Optional.empty())
-                : Optional.ofNullable(examinedStarts.get(job.containerId()));
+        Optional<Reported> previous = Optional.ofNullable(history.get(job.containerId()));
+        // A start is examined once (create and start events of one container); a reconcile
+        // retries a container whose repair failed.
+        boolean retry = job.trigger().equals("reconcile")
+                && previous.map(r -> r.outcome() == ContainerOutcome.FAILED).orElse(false);
         Optional<Examination> result;
         try {
-            result = repairer.examine(job.containerId(), job.receivedAt(), RootRepairer.Mode.APPLY, examinedStart);
+            result = repairer.examine(job.containerId(), job.receivedAt(), RootRepairer.Mode.APPLY,
+                    previous.flatMap(Reported::startedAt), retry);
         } catch (DockerException e) {
             // Docker is unreachable or failing: the reconcile after the reconnect brings it back.
             LOG.debug("container {}: Docker did not answer: {}", job.containerId(), e.getMessage());
@@ -207,15 +257,13 @@ public final class Agent implements AgentStatus, AutoCloseable {
         }
         Examination e = result.get();
         String id = e.container().id().isEmpty() ? job.containerId() : e.container().id();
-        e.startedAt().ifPresent(start -> examinedStarts.put(id, start));
-        switch (e.outcome()) {
-            case REPAIRED, HEALTHY, NO_DRIVER, EXCLUDED -> known.put(id, new Known(true, e.startedAt()));
-            case FAILED -> known.put(id, new Known(false, e.startedAt()));
-            case GONE -> known.remove(id);
-        }
-        if (e.outcome() == ContainerOutcome.GONE) {
+        if (e.outcome() == ContainerOutcome.GONE && previous.isPresent()
+                && (e.startedAt().isEmpty() || e.startedAt().equals(previous.get().startedAt()))) {
+            // The start already reported has ended: nothing new to count.
             metrics.resolved(id);
+            return;
         }
+        history.put(id, reporter.report(e, previous));
     }
 
     @Override
@@ -225,7 +273,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
 
     @Override
     public boolean ready() {
-        return reconciled && dockerUp;
+        return reconciled && dockerUp();
     }
 
     /** Stops taking events, lets repairs in flight finish (bounded by the grace), then stops. */
@@ -233,6 +281,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
     public void close() {
         events.close();
         reconciler.shutdownNow();
+        pinger.shutdownNow();
         queue.close();
         long deadline = System.nanoTime() + shutdownGrace.toNanos();
         for (Thread worker : workers) {

@@ -10,10 +10,31 @@ import java.util.Optional;
 /**
  * What examining one container came to.
  *
- * @param report    empty unless the container's root was opened (not for excluded or gone)
- * @param startedAt the start of the container that was examined, to recognise it later
- * @param detail    for excluded, gone, or failures before planning: why, in words
+ * @param report     empty unless the container's root was opened (not for excluded or gone)
+ * @param startedAt  the start of the container that was examined, to recognise it later
+ * @param receivedAt when the event (or reconcile) that asked for this examination arrived
+ * @param verifiedAt when the aliases were known to be right: for a container seeded before
+ *                   its start, when the seeding finished
+ * @param detail     for excluded, gone, or failures before planning: why, in words
  */
 public record Examination(ContainerRef container, ContainerOutcome outcome, Optional<RepairReport> report,
-                          Optional<Instant> startedAt, Duration took, String detail) {
+                          Optional<Instant> startedAt, Instant receivedAt, Instant verifiedAt, String detail) {
+
+    /**
+     * From the moment the repair could begin (the event's arrival, or the container's start
+     * when a create event was still waiting for it) to verified aliases: the agent's own time.
+     */
+    public Duration repairTook() {
+        Instant from = startedAt.filter(s -> s.isAfter(receivedAt) && !s.isAfter(verifiedAt)).orElse(receivedAt);
+        return Duration.between(from, verifiedAt);
+    }
+
+    /**
+     * How long the container ran without its aliases: container start to verified aliases,
+     * zero when they were in place before it started. What a user waited, however the agent
+     * came to the container (an event, or a reconcile after an outage).
+     */
+    public Optional<Duration> exposure() {
+        return startedAt.map(s -> verifiedAt.isBefore(s) ? Duration.ZERO : Duration.between(s, verifiedAt));
+    }
 }

@@ -29,6 +29,9 @@ final class RepairQueue {
     private record Entry(Job job, long eligibleNanos) {
     }
 
+    /** What became of an offered job. */
+    enum Offer { QUEUED, MERGED, FULL, CLOSED }
+
     private final int capacity;
     private final long createDelayNanos;
     private final Map<String, Entry> pending = new LinkedHashMap<>();
@@ -42,12 +45,12 @@ final class RepairQueue {
         this.createDelayNanos = createDelay.toNanos();
     }
 
-    /** Returns false if the container was already waiting (merged), or the queue is full or closed. */
-    boolean offer(Job job) {
+    /** Queued; merged with the job already waiting for the container; or refused (full, closed). */
+    Offer offer(Job job) {
         lock.lock();
         try {
             if (closed) {
-                return false;
+                return Offer.CLOSED;
             }
             long eligible = System.nanoTime() + (job.trigger().equals("create") ? createDelayNanos : 0);
             Entry waiting = pending.get(job.containerId());
@@ -59,14 +62,14 @@ final class RepairQueue {
                 pending.put(job.containerId(), new Entry(new Job(job.containerId(), first, trigger),
                         Math.min(eligible, waiting.eligibleNanos())));
                 changed.signalAll();
-                return false;
+                return Offer.MERGED;
             }
             if (pending.size() >= capacity) {
-                return false;
+                return Offer.FULL;
             }
             pending.put(job.containerId(), new Entry(job, eligible));
             changed.signalAll();
-            return true;
+            return Offer.QUEUED;
         } finally {
             lock.unlock();
         }

@@ -2,6 +2,7 @@ package io.driveralias.agent.logging;
 
 import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.PodRef;
+import io.driveralias.agent.core.Printable;
 import org.slf4j.MDC;
 
 /**
@@ -45,7 +46,7 @@ public final class Mdc implements AutoCloseable {
     }
 
     private static String podName(PodRef pod) {
-        return pod.namespace() + "/" + pod.name();
+        return Printable.of(pod.namespace() + "/" + pod.name());
     }
 
     private static void put(String key, String value) {

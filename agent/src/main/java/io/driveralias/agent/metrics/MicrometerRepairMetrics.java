@@ -54,6 +54,7 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     private static final String CONTAINER_UNREPAIRED = "driver.alias.container.unrepaired";
     private static final String DOCKER_EVENTS = "driver.alias.docker.events";
     private static final String KUBERNETES_EVENTS = "driver.alias.kubernetes.events";
+    private static final String QUEUE_REFUSED = "driver.alias.queue.refused";
     private static final String RECONCILE_LAST_SUCCESS = "driver.alias.reconcile.last.success.timestamp.seconds";
     /** Micrometer's Prometheus registry turns a gauge whose name ends in ".info" into an info metric. */
     private static final String BUILD_INFO = "driver.alias.build.info";
@@ -216,6 +217,14 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
                 .tag("action", actions.admit(actionName(action)))
                 .register(registry)
                 .increment();
+    }
+
+    @Override
+    public void queueRefused(int containers) {
+        Counter.builder(QUEUE_REFUSED)
+                .description("Containers the full work queue refused; the next reconcile takes them")
+                .register(registry)
+                .increment(containers);
     }
 
     @Override

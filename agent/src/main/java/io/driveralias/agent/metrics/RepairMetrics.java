@@ -70,6 +70,13 @@ public interface RepairMetrics {
     default void kubernetesEvent(String result) {
     }
 
+    /**
+     * {@code driver_alias_queue_refused_total}: containers the full work queue could not take;
+     * the next reconcile finds them again, so this counts delays, not losses.
+     */
+    default void queueRefused(int containers) {
+    }
+
     /** Reports nothing: for the one-shot commands, and a base for test doubles. */
     RepairMetrics NOOP = new RepairMetrics() {
     };

@@ -19,7 +19,7 @@ class ConfigParserTest {
         assertThat(c.listenHost()).isEqualTo("0.0.0.0");
         assertThat(c.listenPort()).isEqualTo(9470);
         assertThat(c.libraryDirectories()).isEqualTo(AgentConfig.DEFAULT_LIBRARY_DIRECTORIES);
-        assertThat(c.ldconfig()).isEqualTo(AgentConfig.LdconfigMode.EXEC);
+        assertThat(c.ldconfig()).isEqualTo(AgentConfig.LdconfigMode.CACHE);
         assertThat(c.resyncInterval()).isEqualTo(Duration.ofSeconds(60));
         assertThat(c.kubernetes()).isEqualTo(AgentConfig.KubernetesMode.AUTO);
         assertThat(c.logFormat()).isEqualTo(AgentConfig.LogFormat.TEXT);
@@ -78,7 +78,9 @@ class ConfigParserTest {
         assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--bogus"), Map.of())).hasMessageContaining("--bogus");
         assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--listen"), Map.of())).hasMessageContaining("needs a value");
         assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--ldconfig", "maybe"), Map.of()))
-                .hasMessageContaining("[exec, off]");
+                .hasMessageContaining("[cache, off]");
+        assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--ldconfig", "exec"), Map.of()))
+                .hasMessageContaining("no longer supported");
         assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--driver-version", "latest"), Map.of()))
                 .hasMessageContaining("535.104.05");
         assertThatThrownBy(() -> ConfigParser.parse(List.of("check", "--root", "/x"), Map.of()))
@@ -102,5 +104,23 @@ class ConfigParserTest {
                         "DRIVER_ALIAS_DRY_RUN", "DRIVER_ALIAS_KUBERNETES", "DRIVER_ALIAS_NODE_NAME",
                         "DRIVER_ALIAS_LOG_FORMAT", "DRIVER_ALIAS_HOST_PROC");
         assertThat(ConfigParser.usage()).contains("--resync-interval VALUE").contains("exit codes");
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {
+        "/var/run/docker.sock", "tcp://1.2.3", "tcp://host", "unix://", "unix://relative/docker.sock",
+        "http://127.0.0.1:2375", "tcp://host:0", "tcp://host:70000", "unix:docker.sock", "::"})
+    void aDockerHostThatCannotWorkIsAUsageError(String host) {
+        assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--docker-host", host), Map.of()))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("--docker-host");
+        assertThatThrownBy(() -> ConfigParser.parse(List.of("check"), Map.of("DOCKER_HOST", host)))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("--docker-host");
+    }
+
+    @org.junit.jupiter.params.ParameterizedTest
+    @org.junit.jupiter.params.provider.ValueSource(strings = {
+        "unix:///var/run/docker.sock", "unix:///run/user/1000/docker.sock", "tcp://127.0.0.1:2375", "tcp://docker:2376"})
+    void workingDockerHostsAreAccepted(String host) throws Exception {
+        assertThat(ConfigParser.parse(List.of("run", "--docker-host", host), Map.of()).dockerHost()).isEqualTo(host);
     }
 }

@@ -18,9 +18,9 @@ class RepairQueueTest {
     void aBurstForOneContainerIsOneJobThatKeepsTheFirstArrival() throws Exception {
         RepairQueue queue = new RepairQueue(10, Duration.ZERO);
 
-        assertThat(queue.offer(new RepairQueue.Job("a", T0.plusMillis(5), "create"))).isTrue();
-        assertThat(queue.offer(new RepairQueue.Job("a", T0, "start"))).isFalse();
-        assertThat(queue.offer(new RepairQueue.Job("a", T0.plusMillis(9), "reconcile"))).isFalse();
+        assertThat(queue.offer(new RepairQueue.Job("a", T0.plusMillis(5), "create"))).isEqualTo(RepairQueue.Offer.QUEUED);
+        assertThat(queue.offer(new RepairQueue.Job("a", T0, "start"))).isEqualTo(RepairQueue.Offer.MERGED);
+        assertThat(queue.offer(new RepairQueue.Job("a", T0.plusMillis(9), "reconcile"))).isEqualTo(RepairQueue.Offer.MERGED);
 
         assertThat(queue.size()).isEqualTo(1);
         RepairQueue.Job job = queue.take();
@@ -56,14 +56,14 @@ class RepairQueueTest {
     @Test
     void boundedAndClosable() throws Exception {
         RepairQueue queue = new RepairQueue(2, Duration.ZERO);
-        assertThat(queue.offer(new RepairQueue.Job("a", T0, "start"))).isTrue();
-        assertThat(queue.offer(new RepairQueue.Job("b", T0, "start"))).isTrue();
-        assertThat(queue.offer(new RepairQueue.Job("c", T0, "start"))).as("full").isFalse();
+        assertThat(queue.offer(new RepairQueue.Job("a", T0, "start"))).isEqualTo(RepairQueue.Offer.QUEUED);
+        assertThat(queue.offer(new RepairQueue.Job("b", T0, "start"))).isEqualTo(RepairQueue.Offer.QUEUED);
+        assertThat(queue.offer(new RepairQueue.Job("c", T0, "start"))).as("full").isEqualTo(RepairQueue.Offer.FULL);
 
         queue.close();
 
         assertThat(queue.take()).isNull();
-        assertThat(queue.offer(new RepairQueue.Job("d", T0, "start"))).isFalse();
+        assertThat(queue.offer(new RepairQueue.Job("d", T0, "start"))).isEqualTo(RepairQueue.Offer.CLOSED);
     }
 
     @Test

@@ -1,0 +1,146 @@
+package io.driveralias.agent.live;
+
+import io.driveralias.agent.core.ActionKind;
+import io.driveralias.agent.core.ContainerOutcome;
+import io.driveralias.agent.core.ContainerRef;
+import io.driveralias.agent.core.Printable;
+import io.driveralias.agent.kube.PodEvents;
+import io.driveralias.agent.logging.Mdc;
+import io.driveralias.agent.metrics.RepairMetrics;
+import io.driveralias.agent.repair.LinkResult;
+import io.driveralias.agent.repair.RepairReport;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * The one place an examination is reported: metrics, one log line, an Event on the pod.
+ * Each start of a container is counted once per outcome: a reconcile that finds a failed
+ * container failed again adds nothing to the counters, and its warning (and Event) is
+ * repeated only when what is wrong has changed.
+ */
+public final class ExaminationReporter {
+
+    /** What was last reported for a container: enough to tell a repeat from news. */
+    public record Reported(Optional<Instant> startedAt, ContainerOutcome outcome, String summary) {
+    }
+
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ExaminationReporter.class);
+
+    private final RepairMetrics metrics;
+    private final PodEvents podEvents;
+
+    public ExaminationReporter(RepairMetrics metrics, PodEvents podEvents) {
+        this.metrics = metrics;
+        this.podEvents = podEvents;
+    }
+
+    /**
+     * @param previous what was reported for this container before, if anything
+     * @return what is now reported, for the next examination of the same container
+     */
+    public Reported report(Examination e, Optional<Reported> previous) {
+        ContainerRef ref = e.container();
+        String summary = e.report().map(ExaminationReporter::failures).filter(s -> !s.isEmpty()).orElse(e.detail());
+        boolean sameStart = previous.isPresent() && previous.get().startedAt().equals(e.startedAt());
+        boolean counted = sameStart && previous.get().outcome() == e.outcome();
+        boolean news = !counted || (e.outcome() == ContainerOutcome.FAILED && !previous.get().summary().equals(summary));
+        try (Mdc ignored = Mdc.container(ref)) {
+            if (!counted) {
+                count(e);
+            }
+            if (e.outcome() == ContainerOutcome.FAILED) {
+                metrics.unrepaired(ref);
+            } else {
+                metrics.resolved(ref.id());
+            }
+            if (news) {
+                announce(e, summary);
+            } else {
+                LOG.debug("container {} ({}): still {}: {}", ref.shortId(), ref.displayName(), e.outcome().label(),
+                        summary);
+            }
+        }
+        return new Reported(e.startedAt(), e.outcome(), summary);
+    }
+
+    private void count(Examination e) {
+        metrics.containerExamined(e.outcome());
+        e.report().ifPresent(r -> {
+            // Links made count even when another alias of the same container conflicts.
+            for (LinkResult link : r.applied()) {
+                if (link.action().kind() == ActionKind.CREATE) {
+                    metrics.linkCreated(link.action().name());
+                } else {
+                    metrics.linkReplaced(link.action().name());
+                }
+            }
+            if (e.outcome() == ContainerOutcome.FAILED) {
+                r.failureReasons().forEach(metrics::repairFailed);
+            }
+        });
+        if (e.outcome() == ContainerOutcome.REPAIRED) {
+            metrics.repairDuration(e.repairTook());
+            e.exposure().ifPresent(metrics::exposure);
+            e.report().flatMap(RepairReport::driverVersion).ifPresent(metrics::driverVersion);
+        }
+    }
+
+    private void announce(Examination e, String summary) {
+        ContainerRef ref = e.container();
+        List<String> made = e.report().map(r -> r.applied().stream().map(l -> l.action().name()).toList())
+                .orElse(List.of());
+        String links = made.isEmpty() ? "" : made.size() + " link(s) " + Printable.list(made) + ", ";
+        switch (e.outcome()) {
+            case REPAIRED -> {
+                e.report().ifPresent(r -> podEvents.repaired(ref, r));
+                LOG.info("repaired container {} ({}){}: {}{}{}", ref.shortId(), ref.displayName(),
+                        e.detail().isEmpty() ? "" : " " + Printable.of(e.detail()), links, timing(e), image(ref));
+            }
+            case FAILED -> {
+                e.report().ifPresent(r -> podEvents.failed(ref, r));
+                LOG.warn("container {} ({}) is not repaired: {}; {}{}{}", ref.shortId(), ref.displayName(), summary,
+                        links, timing(e), image(ref));
+            }
+            default -> LOG.debug("container {} ({}): {} {}", ref.shortId(), ref.displayName(), e.outcome().label(),
+                    Printable.of(e.detail()));
+        }
+    }
+
+    /** Measured from the container's start where known: what its user waited, not just the agent's part. */
+    private static String timing(Examination e) {
+        Duration took = e.repairTook();
+        return e.exposure().map(x -> x.isZero() ? "before the container started (" + took.toMillis() + " ms)"
+                        : x.toMillis() + " ms after the container started (repair " + took.toMillis() + " ms)")
+                .orElse("in " + took.toMillis() + " ms");
+    }
+
+    private static String image(ContainerRef ref) {
+        return ref.image().isEmpty() ? "" : " [image " + ref.displayImage() + "]";
+    }
+
+    /**
+     * "reason: message (alias, alias and N more); reason: ...": links that failed alike grouped,
+     * every part escaped and the whole bounded, whatever the container holds.
+     */
+    static String failures(RepairReport report) {
+        Map<String, List<String>> grouped = new LinkedHashMap<>();
+        for (LinkResult l : report.links()) {
+            if (l.reason() != null) {
+                grouped.computeIfAbsent(l.reason().label() + ": " + Printable.of(l.message()), k -> new ArrayList<>())
+                        .add(l.action().name());
+            }
+        }
+        List<String> parts = new ArrayList<>();
+        grouped.forEach((why, names) -> parts.add(why + " (" + Printable.list(names) + ")"));
+        report.problems().forEach(p -> parts.add(p.reason().label() + ": " + Printable.of(p.path()) + ": "
+                + Printable.of(p.message())));
+        List<String> shown = parts.subList(0, Math.min(parts.size(), Printable.MAX_ITEMS));
+        return String.join("; ", shown) + (parts.size() > shown.size() ? "; and " + (parts.size() - shown.size())
+                + " more" : "");
+    }
+}

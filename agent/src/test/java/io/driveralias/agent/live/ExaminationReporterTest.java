@@ -1,0 +1,203 @@
+package io.driveralias.agent.live;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import ch.qos.logback.classic.Level;
+import ch.qos.logback.classic.Logger;
+import ch.qos.logback.classic.spi.ILoggingEvent;
+import ch.qos.logback.core.read.ListAppender;
+import io.driveralias.agent.core.ActionKind;
+import io.driveralias.agent.core.ContainerOutcome;
+import io.driveralias.agent.core.ContainerRef;
+import io.driveralias.agent.core.FailureReason;
+import io.driveralias.agent.core.LinkAction;
+import io.driveralias.agent.core.PodRef;
+import io.driveralias.agent.kube.PodEvents;
+import io.driveralias.agent.metrics.RepairMetrics;
+import io.driveralias.agent.repair.LinkResult;
+import io.driveralias.agent.repair.LinkStatus;
+import io.driveralias.agent.repair.RepairReport;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.stream.IntStream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.slf4j.LoggerFactory;
+
+class ExaminationReporterTest {
+
+    private static final String DIR = "/usr/lib/x86_64-linux-gnu";
+    private static final Instant STARTED = Instant.parse("2026-11-30T10:00:00Z");
+    private static final ContainerRef REF = new ContainerRef("c0ffee0000000000000000000000000000000000000000000000000000000001",
+            "/train", "registry.example/ml:1", Optional.of(new PodRef("ml", "train-0", "uid-1", "main")));
+
+    private final FakeMetrics metrics = new FakeMetrics();
+    private final FakePodEvents events = new FakePodEvents();
+    private final ExaminationReporter reporter = new ExaminationReporter(metrics, events);
+    private final ListAppender<ILoggingEvent> log = new ListAppender<>();
+    private final Logger logger = (Logger) LoggerFactory.getLogger(ExaminationReporter.class);
+
+    @BeforeEach
+    void captureLog() {
+        log.start();
+        logger.addAppender(log);
+        logger.setLevel(Level.DEBUG);
+    }
+
+    @AfterEach
+    void releaseLog() {
+        logger.detachAppender(log);
+        logger.setLevel(null);
+    }
+
+    private static LinkResult link(ActionKind kind, String name, LinkStatus status, FailureReason reason) {
+        return new LinkResult(new LinkAction(kind, DIR, name, name.replaceAll("\\.so\\..*", ".so.535.104.05"), ""),
+                status, reason, reason == null ? "" : "a regular file holds the alias name");
+    }
+
+    private static Examination examination(ContainerOutcome outcome, List<LinkResult> links, Instant verifiedAt) {
+        RepairReport report = new RepairReport(Optional.of("535.104.05"), links, List.of());
+        return new Examination(REF, outcome, Optional.of(report), Optional.of(STARTED), STARTED.plusSeconds(9),
+                verifiedAt, "");
+    }
+
+    private List<String> lines(Level level) {
+        return log.list.stream().filter(e -> e.getLevel() == level).map(ILoggingEvent::getFormattedMessage).toList();
+    }
+
+    @Test
+    void aLastingConflictIsCountedAndWarnedOnceNotAtEveryReconcile() {
+        Examination failed = examination(ContainerOutcome.FAILED, List.of(
+                link(ActionKind.CREATE, "libnvidia-ml.so.1", LinkStatus.APPLIED, null),
+                link(ActionKind.CONFLICT, "libcuda.so.1", LinkStatus.FAILED, FailureReason.CONFLICT)),
+                STARTED.plusSeconds(10));
+
+        ExaminationReporter.Reported first = reporter.report(failed, Optional.empty());
+        ExaminationReporter.Reported again = first;
+        for (int resync = 0; resync < 5; resync++) {
+            again = reporter.report(failed, Optional.of(again));
+        }
+
+        assertThat(metrics.examined).containsExactly(ContainerOutcome.FAILED);
+        assertThat(metrics.failures).containsExactly(FailureReason.CONFLICT);
+        // The link that could be made is counted, although another alias conflicts.
+        assertThat(metrics.created).containsExactly("libnvidia-ml.so.1");
+        assertThat(lines(Level.WARN)).hasSize(1).first().asString()
+                .contains("conflict: a regular file holds the alias name (libcuda.so.1)")
+                .contains("1 link(s) libnvidia-ml.so.1")
+                .contains("10000 ms after the container started");
+        assertThat(events.failed).isEqualTo(1);
+        assertThat(metrics.unrepaired).isEqualTo(6);
+    }
+
+    @Test
+    void aFailureThatChangesIsWarnedAgainAndARepairAfterItIsCounted() {
+        Examination conflict = examination(ContainerOutcome.FAILED, List.of(
+                link(ActionKind.CONFLICT, "libcuda.so.1", LinkStatus.FAILED, FailureReason.CONFLICT)), STARTED);
+        Examination readOnly = examination(ContainerOutcome.FAILED, List.of(
+                link(ActionKind.CREATE, "libcuda.so.1", LinkStatus.FAILED, FailureReason.READ_ONLY)), STARTED);
+        Examination repaired = examination(ContainerOutcome.REPAIRED, List.of(
+                link(ActionKind.CREATE, "libcuda.so.1", LinkStatus.APPLIED, null)), STARTED.plusSeconds(70));
+
+        ExaminationReporter.Reported r = reporter.report(conflict, Optional.empty());
+        r = reporter.report(readOnly, Optional.of(r));
+        reporter.report(repaired, Optional.of(r));
+
+        assertThat(lines(Level.WARN)).hasSize(2);
+        assertThat(lines(Level.INFO)).singleElement().asString()
+                .contains("repaired container c0ffee000000 (ml/train-0/main)")
+                .contains("70000 ms after the container started (repair 61000 ms)");
+        assertThat(metrics.examined).containsExactly(ContainerOutcome.FAILED, ContainerOutcome.REPAIRED);
+        assertThat(metrics.exposures).containsExactly(Duration.ofSeconds(70));
+        assertThat(metrics.resolved).isEqualTo(1);
+    }
+
+    @Test
+    void sixtyFiveThousandFailedLinksMakeOneShortLine() {
+        List<LinkResult> links = new ArrayList<>();
+        IntStream.range(0, 65_000).forEach(i -> links.add(
+                link(ActionKind.CONFLICT, "libnvidia-x" + i + ".so.1", LinkStatus.FAILED, FailureReason.CONFLICT)));
+
+        reporter.report(examination(ContainerOutcome.FAILED, links, STARTED), Optional.empty());
+
+        assertThat(lines(Level.WARN)).singleElement().asString().contains("and 64990 more").hasSizeLessThan(2_000);
+    }
+
+    @Test
+    void aPodLabelWithANewlineCannotForgeALogLine() {
+        ContainerRef hostile = new ContainerRef(REF.id(), "/x", "img\nINFO repaired container 0000 (a/b/c)",
+                Optional.of(new PodRef("ml", "p\n2026-11-30T10:00:00.000Z INFO  [repair-0] fake", "uid", "c\r")));
+        Examination e = new Examination(hostile, ContainerOutcome.REPAIRED, Optional.of(new RepairReport(
+                Optional.of("535.104.05"), List.of(link(ActionKind.CREATE, "libcuda.so.1", LinkStatus.APPLIED, null)),
+                List.of())), Optional.of(STARTED), STARTED, STARTED, "");
+
+        reporter.report(e, Optional.empty());
+
+        assertThat(lines(Level.INFO)).singleElement().asString().doesNotContain("\n", "\r")
+                .contains("p\\n2026-11-30T10:00:00.000Z INFO").contains("img\\nINFO");
+    }
+
+    /** Records what the reporter counted. */
+    static final class FakeMetrics implements RepairMetrics {
+        final List<ContainerOutcome> examined = new ArrayList<>();
+        final List<FailureReason> failures = new ArrayList<>();
+        final List<String> created = new ArrayList<>();
+        final List<Duration> exposures = new ArrayList<>();
+        int unrepaired;
+        int resolved;
+
+        @Override
+        public void containerExamined(ContainerOutcome outcome) {
+            examined.add(outcome);
+        }
+
+        @Override
+        public void repairFailed(FailureReason reason) {
+            failures.add(reason);
+        }
+
+        @Override
+        public void linkCreated(String library) {
+            created.add(library);
+        }
+
+        @Override
+        public void exposure(Duration duration) {
+            exposures.add(duration);
+        }
+
+        @Override
+        public void unrepaired(ContainerRef container) {
+            unrepaired++;
+        }
+
+        @Override
+        public void resolved(String containerId) {
+            resolved++;
+        }
+    }
+
+    /** Counts the Events the reporter asked for. */
+    static final class FakePodEvents implements PodEvents {
+        int repaired;
+        int failed;
+
+        @Override
+        public void repaired(ContainerRef container, RepairReport report) {
+            repaired++;
+        }
+
+        @Override
+        public void failed(ContainerRef container, RepairReport report) {
+            failed++;
+        }
+
+        @Override
+        public void close() {
+        }
+    }
+}
