@@ -357,4 +357,33 @@ class RepairRootCommandTest {
         assertThat(run.exit()).isEqualTo(2);
         assertThat(run.err()).contains("cannot open root");
     }
+
+    @Test
+    void temporaryLinksOfAnInterruptedRepairAreRemovedAndNothingElse() throws IOException {
+        installDriver(DEBIAN);
+        Path d = root.resolve(DEBIAN);
+        Files.createSymbolicLink(d.resolve(".libcuda.so.1.driver-alias-5eed0fdeadbeef"), Path.of("libcuda.so." + V));
+        Files.createSymbolicLink(d.resolve(".driver-alias-12ab"), Path.of("nowhere"));
+        Files.writeString(d.resolve(".libnvidia-ml.so.1.driver-alias-77"), "not a link: not ours");
+        Files.createSymbolicLink(d.resolve(".libcuda.so.1.driver-alias-notHex"), Path.of("x"));
+
+        Run run = repair();
+
+        assertThat(run.exit()).as(run.out()).isZero();
+        assertThat(d.resolve(".libcuda.so.1.driver-alias-5eed0fdeadbeef")).doesNotExist();
+        assertThat(Files.exists(d.resolve(".driver-alias-12ab"), java.nio.file.LinkOption.NOFOLLOW_LINKS)).isFalse();
+        assertThat(d.resolve(".libnvidia-ml.so.1.driver-alias-77")).hasContent("not a link: not ours");
+        assertThat(Files.isSymbolicLink(d.resolve(".libcuda.so.1.driver-alias-notHex"))).isTrue();
+    }
+
+    @Test
+    void aDryRunRemovesNoLeftover() throws IOException {
+        installDriver(DEBIAN);
+        Path leftover = root.resolve(DEBIAN).resolve(".libcuda.so.1.driver-alias-abc");
+        Files.createSymbolicLink(leftover, Path.of("libcuda.so." + V));
+
+        repair("--dry-run");
+
+        assertThat(Files.isSymbolicLink(leftover)).isTrue();
+    }
 }

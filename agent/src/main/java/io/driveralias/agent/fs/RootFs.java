@@ -68,6 +68,14 @@ public final class RootFs implements AutoCloseable {
         Libc.close(rootFd);
     }
 
+    private static final java.util.regex.Pattern TEMPORARY =
+            java.util.regex.Pattern.compile("\\.(?:.*\\.)?driver-alias-[0-9a-f]{1,16}");
+
+    /** A name {@link #temporaryName} makes: a leftover of an agent killed between link and rename. */
+    public static boolean isTemporaryName(String name) {
+        return TEMPORARY.matcher(name).matches();
+    }
+
     /** A name for a temporary link that no container can predict. */
     public static String temporaryName(String alias) {
         String suffix = ".driver-alias-" + Long.toHexString(ThreadLocalRandom.current().nextLong());

@@ -31,15 +31,17 @@ final class Warmup {
 
     private static final Logger LOG = LoggerFactory.getLogger(Warmup.class);
     private static final String VERSION = "1.0.0";
+    private static final String PREFIX = "driver-alias-warmup-";
 
     private Warmup() {
     }
 
     static void run(RootRepairer repairer, PathResolver resolver, int rounds) {
         long started = System.nanoTime();
+        removeLeftovers();
         Path root = null;
         try {
-            root = Files.createTempDirectory("driver-alias-warmup-");
+            root = Files.createTempDirectory(PREFIX);
             Path lib = Files.createDirectories(root.resolve("usr/lib64"));
             Files.copy(Path.of(System.getProperty("java.home"), "lib", "libjsig.so"), lib.resolve("libjsig.so." + VERSION));
             LocateRequest request = new LocateRequest(List.of("/usr/lib64"), Optional.of(VERSION),
@@ -65,6 +67,20 @@ final class Warmup {
             if (root != null) {
                 deleteQuietly(root);
             }
+        }
+    }
+
+    /** Directories an earlier agent left when it was killed during its own warm-up. */
+    private static void removeLeftovers() {
+        Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+        try (var leftovers = Files.newDirectoryStream(tmp, PREFIX + "*")) {
+            for (Path dir : leftovers) {
+                if (Files.isDirectory(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    deleteQuietly(dir);
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("warm-up leftovers not removed: {}", e.toString());
         }
     }
 

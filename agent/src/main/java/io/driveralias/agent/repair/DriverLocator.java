@@ -47,7 +47,7 @@ public final class DriverLocator {
         this.host = host;
     }
 
-    private record FoundDirectory(String path, FileStat stat, Set<String> names) {
+    private record FoundDirectory(String path, FileStat stat, Set<String> names, Set<String> leftovers) {
     }
 
     public DriverInventory locate(RootFs root, LocateRequest request) throws ErrnoException {
@@ -79,7 +79,10 @@ public final class DriverLocator {
                 }
             }
         }
-        return new DriverInventory(found.isEmpty() ? Optional.empty() : version, found, problems);
+        Map<String, Set<String>> leftovers = new LinkedHashMap<>();
+        byIdentity.values().stream().filter(d -> !d.leftovers().isEmpty())
+                .forEach(d -> leftovers.put(d.path(), d.leftovers()));
+        return new DriverInventory(found.isEmpty() ? Optional.empty() : version, found, problems, leftovers);
     }
 
     /** Opens and (if asked) lists a directory; a missing one is simply not there. */
@@ -89,11 +92,13 @@ public final class DriverLocator {
         try (Directory dir = root.openDirectory(path, false)) {
             String identity = dir.stat().dev() + ":" + dir.stat().inode();
             FoundDirectory found = byIdentity.computeIfAbsent(identity,
-                    k -> new FoundDirectory(path, dir.stat(), new LinkedHashSet<>()));
+                    k -> new FoundDirectory(path, dir.stat(), new LinkedHashSet<>(), new LinkedHashSet<>()));
             if (list) {
                 for (Libc.RawDirent entry : dir.names()) {
                     if (FileNames.versionOf(entry.name()).isPresent()) {
                         found.names().add(entry.name());
+                    } else if (entry.type() == Libc.RawDirent.DT_LNK && RootFs.isTemporaryName(entry.name())) {
+                        found.leftovers().add(entry.name());
                     }
                 }
             }

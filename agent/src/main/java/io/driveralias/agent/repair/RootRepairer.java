@@ -2,6 +2,7 @@ package io.driveralias.agent.repair;
 
 import io.driveralias.agent.core.ActionKind;
 import io.driveralias.agent.core.AliasPlanner;
+import io.driveralias.agent.core.EntryKind;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.fs.Directory;
@@ -13,6 +14,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Locate, plan, apply, verify: the whole repair of one root filesystem. Used by
@@ -50,7 +52,26 @@ public final class RootRepairer {
                 problems.add(new Problem(entry.getKey(), Failures.reasonOf(e), e.getMessage()));
             }
         }
+        if (mode == Mode.APPLY) {
+            inventory.leftovers().forEach((dir, names) -> removeLeftovers(root, dir, names));
+        }
         return new RepairReport(inventory.driverVersion(), results, problems);
+    }
+
+    /**
+     * Temporary links of the agent's own pattern, left by an agent killed between creating one
+     * and renaming it over an alias. Removed only if still a symlink; a failure changes nothing.
+     */
+    private static void removeLeftovers(RootFs root, String path, Set<String> names) {
+        try (Directory dir = root.openDirectory(path, true)) {
+            for (String name : names) {
+                if (dir.entry(name).map(e -> e.kind() == EntryKind.SYMLINK).orElse(false)) {
+                    dir.remove(name, false);
+                }
+            }
+        } catch (ErrnoException e) {
+            // Litter, not harm: the next repair tries again.
+        }
     }
 
     private List<LinkResult> repairDirectory(RootFs root, String path, List<LocatedLibrary> libraries, Mode mode)
