@@ -77,7 +77,7 @@ public final class Main {
 
     private static int runOnce(AgentConfig config, RootRepairer.Mode mode, boolean checkOnly, PrintStream out,
                                PrintStream err) {
-        try (DockerApi docker = DockerApi.create(config.dockerHost())) {
+        try (DockerApi docker = DockerApi.create(config.dockerHost(), config.dockerApiVersion())) {
             LdconfigRunner ldconfig = config.ldconfig() == AgentConfig.LdconfigMode.EXEC && mode == RootRepairer.Mode.APPLY
                     ? new LdconfigRunner(docker) : null;
             ContainerRepairer repairer = repairer(config, docker, RepairMetrics.NOOP, PodEvents.NOOP, ldconfig, false);
@@ -96,7 +96,7 @@ public final class Main {
         try (MicrometerRepairMetrics metrics = MicrometerRepairMetrics.withProcessMetrics();
              PodEvents podEvents = PodEventsFactory.create(config.kubernetes(), config.nodeName(), metrics, clock,
                      System.getenv());
-             DockerApi docker = DockerApi.create(config.dockerHost());
+             DockerApi docker = DockerApi.create(config.dockerHost(), config.dockerApiVersion());
              LdconfigRunner ldconfig = config.ldconfig() == AgentConfig.LdconfigMode.EXEC ? new LdconfigRunner(docker) : null) {
             Agent agent = new Agent(docker, new DockerContainerEvents(docker),
                     repairer(config, docker, metrics, podEvents, ldconfig, true), metrics, clock,
