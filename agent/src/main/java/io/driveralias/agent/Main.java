@@ -77,7 +77,7 @@ public final class Main {
 
     private static int runOnce(AgentConfig config, RootRepairer.Mode mode, boolean checkOnly, PrintStream out,
                                PrintStream err) {
-        try (DockerApi docker = DockerApi.create(config.dockerHost())) {
+        try (DockerApi docker = DockerApi.create(config.dockerHost(), config.dockerApiVersion())) {
             ContainerRepairer repairer = repairer(config, docker, RepairMetrics.NOOP, false);
             return new ContainersCommand(docker, repairer, Clock.systemUTC(), out, err)
                     .run(config.containerIds(), mode, checkOnly, config.json());
@@ -90,7 +90,7 @@ public final class Main {
         try (MicrometerRepairMetrics metrics = MicrometerRepairMetrics.withProcessMetrics();
              PodEvents podEvents = PodEventsFactory.create(config.kubernetes(), config.nodeName(), metrics, clock,
                      System.getenv());
-             DockerApi docker = DockerApi.create(config.dockerHost())) {
+             DockerApi docker = DockerApi.create(config.dockerHost(), config.dockerApiVersion())) {
             Agent agent = new Agent(docker, new DockerContainerEvents(docker), repairer(config, docker, metrics, true),
                     new ExaminationReporter(metrics, podEvents), metrics, clock,
                     config.workers(), config.resyncInterval(), config.shutdownGrace());

@@ -30,7 +30,9 @@ public record AgentConfig(
         String hostProc,
         boolean forceWalkResolver,
         int workers,
-        Duration shutdownGrace) {
+        Duration shutdownGrace,
+        /** A Docker API version to speak instead of negotiating one (old daemons, tests). */
+        Optional<String> dockerApiVersion) {
 
     /** Where the NVIDIA runtimes put driver files (DESIGN.md); {@code --lib-dir} adds more. */
     public static final List<String> DEFAULT_LIBRARY_DIRECTORIES = List.of(

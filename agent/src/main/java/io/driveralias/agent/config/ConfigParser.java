@@ -4,6 +4,7 @@ import io.driveralias.agent.config.AgentConfig.Command;
 import io.driveralias.agent.config.AgentConfig.KubernetesMode;
 import io.driveralias.agent.config.AgentConfig.LdconfigMode;
 import io.driveralias.agent.config.AgentConfig.LogFormat;
+import io.driveralias.agent.docker.DockerApi;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -51,7 +52,9 @@ public final class ConfigParser {
             new Option("root", null, false, false, "repair an unpacked root filesystem instead of containers"),
             new Option("resolver", "auto", false, false, "auto|walk: force the pre-openat2 path walk (tests)"),
             new Option("workers", "4", false, false, "repair workers"),
-            new Option("shutdown-grace", "10s", false, false, "how long SIGTERM waits for repairs in flight"));
+            new Option("shutdown-grace", "10s", false, false, "how long SIGTERM waits for repairs in flight"),
+            new Option("docker-api-version", null, false, false,
+                    "Docker API version to use, e.g. 1.24 (default: negotiate with the daemon)"));
 
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)?");
     private static final Pattern VERSION = Pattern.compile("[0-9]+(\\.[0-9]+)+");
@@ -125,6 +128,11 @@ public final class ConfigParser {
             throw new ConfigException("--resolver is auto or walk, got " + resolver);
         }
         int workers = integer("workers", v.single("workers"), 1, 16);
+        Optional<String> apiVersion = v.optional("docker-api-version");
+        if (apiVersion.isPresent() && !DockerApi.isSupported(apiVersion.get())) {
+            throw new ConfigException("--docker-api-version must be " + DockerApi.OLDEST_SUPPORTED + " to "
+                    + DockerApi.NEWEST_KNOWN + ", got " + apiVersion.get());
+        }
         Duration resync = duration("resync-interval", v.single("resync-interval"));
         if (resync.compareTo(Duration.ofSeconds(1)) < 0) {
             throw new ConfigException("--resync-interval must be at least 1s");
@@ -147,7 +155,7 @@ public final class ConfigParser {
                 v.optional("node-name").or(() -> Optional.ofNullable(env.get("NODE_NAME")).filter(s -> !s.isBlank())),
                 parseEnum(LogFormat.class, "log-format", v.single("log-format")),
                 v.single("host-proc"), resolver.equals("walk"), workers,
-                duration("shutdown-grace", v.single("shutdown-grace")));
+                duration("shutdown-grace", v.single("shutdown-grace")), apiVersion);
     }
 
     /**

@@ -25,12 +25,13 @@ import java.util.regex.Pattern;
  * The agent's one door to Docker: docker-java over the zerodep transport for events and
  * lists, and raw requests on the same transport for what docker-java's model drops (the
  * overlay2 paths of inspect). The API version is negotiated with the daemon at every
- * (re)connect: the older of the daemon's and {@link #NEWEST_KNOWN}, down to 1.24 (Docker 1.12).
+ * (re)connect: the older of the daemon's and {@link #NEWEST_KNOWN}, down to 1.24 (Docker 1.12);
+ * or fixed by the operator ({@code --docker-api-version}), which the daemon then has to accept.
  */
 public final class DockerApi implements AutoCloseable {
 
-    static final String NEWEST_KNOWN = "1.43";
-    static final String OLDEST_SUPPORTED = "1.24";
+    public static final String NEWEST_KNOWN = "1.43";
+    public static final String OLDEST_SUPPORTED = "1.24";
     /** Inspect output carries user-chosen labels and env: bounded. */
     private static final int MAX_RESPONSE = 8 << 20;
     private static final Pattern CONTAINER_REF = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,254}");
@@ -41,19 +42,30 @@ public final class DockerApi implements AutoCloseable {
     private final DockerHttpClient http;
     private final DockerHttpClient streamHttp;
     private final DockerHttpClient pingHttp;
+    private final Optional<String> forcedVersion;
     private volatile Clients clients;
 
     private record Clients(String version, DockerClient requests, DockerClient stream) {
     }
 
-    private DockerApi(String host, DockerHttpClient http, DockerHttpClient streamHttp, DockerHttpClient pingHttp) {
+    private DockerApi(String host, DockerHttpClient http, DockerHttpClient streamHttp, DockerHttpClient pingHttp,
+                      Optional<String> forcedVersion) {
         this.host = host;
         this.http = http;
         this.streamHttp = streamHttp;
         this.pingHttp = pingHttp;
+        this.forcedVersion = forcedVersion;
     }
 
     public static DockerApi create(String dockerHost) {
+        return create(dockerHost, Optional.empty());
+    }
+
+    /** {@code apiVersion}: speak this version instead of negotiating (e.g. "1.24"). */
+    public static DockerApi create(String dockerHost, Optional<String> apiVersion) {
+        apiVersion.filter(v -> !isSupported(v)).ifPresent(v -> {
+            throw new IllegalArgumentException("Docker API " + v + " is not supported");
+        });
         URI uri = URI.create(dockerHost);
         DockerHttpClient http = new ZerodepDockerHttpClient.Builder().dockerHost(uri)
                 .connectionTimeout(Duration.ofSeconds(5)).responseTimeout(Duration.ofSeconds(30))
@@ -64,7 +76,7 @@ public final class DockerApi implements AutoCloseable {
         // A frozen daemon still accepts connections: only a short response timeout tells.
         DockerHttpClient pingHttp = new ZerodepDockerHttpClient.Builder().dockerHost(uri)
                 .connectionTimeout(PING_TIMEOUT).responseTimeout(PING_TIMEOUT).maxConnections(1).build();
-        return new DockerApi(dockerHost, http, streamHttp, pingHttp);
+        return new DockerApi(dockerHost, http, streamHttp, pingHttp, apiVersion);
     }
 
     /** {@code GET /_ping}: true if the daemon answered OK within {@link #PING_TIMEOUT}. */
@@ -94,7 +106,7 @@ public final class DockerApi implements AutoCloseable {
         if (compare(daemon, OLDEST_SUPPORTED) < 0) {
             throw new DockerException("Docker API " + daemon + " is older than " + OLDEST_SUPPORTED + " (Docker 1.12)");
         }
-        String agreed = compare(daemon, NEWEST_KNOWN) < 0 ? daemon : NEWEST_KNOWN;
+        String agreed = forcedVersion.orElse(compare(daemon, NEWEST_KNOWN) < 0 ? daemon : NEWEST_KNOWN);
         Clients current = clients;
         if (current == null || !current.version().equals(agreed)) {
             DefaultDockerClientConfig config = DefaultDockerClientConfig.createDefaultConfigBuilder()
@@ -199,6 +211,12 @@ public final class DockerApi implements AutoCloseable {
         if (!CONTAINER_REF.matcher(ref).matches()) {
             throw new DockerException("not a container id or name: " + ref);
         }
+    }
+
+    /** Whether this agent can speak Docker API {@code version} ("1.24" .. {@link #NEWEST_KNOWN}). */
+    public static boolean isSupported(String version) {
+        return version.matches("[0-9]{1,3}\\.[0-9]{1,3}")
+                && compare(version, OLDEST_SUPPORTED) >= 0 && compare(version, NEWEST_KNOWN) <= 0;
     }
 
     static int compare(String a, String b) {

@@ -73,7 +73,13 @@ public final class CreateTimeSeeder {
 
     /** The links written (each read back), or empty if nothing was seeded. */
     public List<LinkAction> seed(ContainerInfo info) {
-        if (!"overlay2".equals(info.graphDriver()) || info.running() || info.startedAt().isPresent()) {
+        if (info.running() || info.startedAt().isPresent()) {
+            return List.of();
+        }
+        if (!"overlay2".equals(info.graphDriver())) {
+            // devicemapper, btrfs, zfs, vfs: no UpperDir/LowerDir to write into before the start.
+            LOG.debug("container {}: not repaired before start: storage driver {} has no overlay layers; "
+                    + "the start path repairs it through /proc/<pid>/root", info.id(), info.graphDriver());
             return List.of();
         }
         Optional<String> upper = info.graphPath("UpperDir");

@@ -27,6 +27,19 @@ class ConfigParserTest {
         assertThat(c.devLinks()).isFalse();
         assertThat(c.driverVersion()).isEmpty();
         assertThat(c.nodeName()).isEmpty();
+        assertThat(c.dockerApiVersion()).as("negotiated by default").isEmpty();
+    }
+
+    @Test
+    void dockerApiVersionFromFlagOrEnvironmentWithinWhatTheAgentSpeaks() throws Exception {
+        assertThat(ConfigParser.parse(List.of("run", "--docker-api-version", "1.24"), Map.of()).dockerApiVersion())
+                .contains("1.24");
+        assertThat(ConfigParser.parse(List.of("run"), Map.of("DRIVER_ALIAS_DOCKER_API_VERSION", "1.41"))
+                .dockerApiVersion()).contains("1.41");
+        for (String bad : List.of("1.23", "1.99", "latest", "1.24.1", "v1.24")) {
+            assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--docker-api-version", bad), Map.of()))
+                    .as(bad).hasMessageContaining("1.24 to 1.43");
+        }
     }
 
     @Test

@@ -14,17 +14,53 @@ import java.util.concurrent.TimeUnit;
  * ({@code --iptables=false --bridge=none}), started once per test JVM and stopped at its end.
  * Tests drive it through the {@code docker} CLI, independently of the code under test.
  */
-public final class DockerHarness {
+public final class DockerHarness implements AutoCloseable {
 
     private static DockerHarness shared;
 
     private final String host;
     private final Path dir;
+    private final List<String> daemonOptions;
     private Process daemon;
 
     private DockerHarness(String host, Path dir) {
+        this(host, dir, List.of());
+    }
+
+    private DockerHarness(String host, Path dir, List<String> daemonOptions) {
         this.host = host;
         this.dir = dir;
+        this.daemonOptions = List.copyOf(daemonOptions);
+    }
+
+    /**
+     * Another private dockerd beside {@link #get()}'s, with extra daemon options (another
+     * storage driver, an added OCI runtime); {@link #close} stops it and removes its data.
+     */
+    public static DockerHarness startAnother(String... daemonOptions) {
+        try {
+            Path dir = Files.createTempDirectory("daa-dockerd-");
+            DockerHarness docker = new DockerHarness("unix://" + dir.resolve("docker.sock"), dir, List.of(daemonOptions));
+            docker.startDaemon();
+            return docker;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** Only for {@link #startAnother}'s daemons: the shared one lives as long as the JVM. */
+    @Override
+    public void close() {
+        if (this == shared) {
+            throw new IllegalStateException("the shared Docker engine stops at JVM exit");
+        }
+        stopDaemonQuietly();
+    }
+
+    /** The private daemon's data root (layers, containers). */
+    public Path dataRoot() {
+        requirePrivate();
+        return dir.resolve("data");
     }
 
     public static synchronized DockerHarness get() {
@@ -59,12 +95,14 @@ public final class DockerHarness {
         requirePrivate();
         try {
             Path log = dir.resolve("dockerd.log");
-            daemon = new ProcessBuilder("dockerd",
+            List<String> cmd = new ArrayList<>(List.of("dockerd",
                     "--data-root", dir.resolve("data").toString(),
                     "--exec-root", dir.resolve("exec").toString(),
                     "--pidfile", dir.resolve("docker.pid").toString(),
                     "-H", host,
-                    "--iptables=false", "--ip6tables=false", "--bridge=none")
+                    "--iptables=false", "--ip6tables=false", "--bridge=none"));
+            cmd.addAll(daemonOptions);
+            daemon = new ProcessBuilder(cmd)
                     .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
         } catch (IOException e) {
             throw new AssertionError("cannot start dockerd (apt-get install docker.io; .ci/run does): " + e, e);
