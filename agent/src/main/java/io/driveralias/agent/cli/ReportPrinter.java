@@ -6,6 +6,7 @@ import io.driveralias.agent.core.ActionKind;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.repair.LinkResult;
 import io.driveralias.agent.repair.LinkStatus;
+import io.driveralias.agent.repair.LoaderCache;
 import io.driveralias.agent.repair.Problem;
 import io.driveralias.agent.repair.RepairReport;
 import java.io.PrintStream;
@@ -35,6 +36,7 @@ public final class ReportPrinter {
         for (Problem p : report.problems()) {
             out.printf("%-13s %s: %s: %s%n", "problem", p.path(), p.reason().label(), p.message());
         }
+        cacheLine(report.loaderCache()).ifPresent(out::println);
         out.println(summary(report));
     }
 
@@ -57,6 +59,18 @@ public final class ReportPrinter {
         };
     }
 
+    private java.util.Optional<String> cacheLine(LoaderCache.Status status) {
+        String what = switch (status) {
+            case NO_CACHE -> "none in this root (the loader searches its default directories)";
+            case CURRENT -> "lists every alias";
+            case UPDATED -> "aliases added";
+            case WOULD_UPDATE -> checkOnly ? "aliases missing" : "would add the aliases";
+            case NOT_CHECKED, FAILED -> null;
+        };
+        return java.util.Optional.ofNullable(what).map(w -> String.format("%-13s %s: %s", "ld.so.cache",
+                "/etc/ld.so.cache", w));
+    }
+
     static String summary(RepairReport report) {
         if (!report.hasDriver()) {
             return report.problems().isEmpty() ? "no driver files found" : "no usable driver files found";
@@ -76,6 +90,7 @@ public final class ReportPrinter {
         m.put("driverVersion", report.driverVersion().orElse(null));
         m.put("outcome", report.outcome().label());
         m.put("healthy", report.healthy());
+        m.put("loaderCache", report.loaderCache().name().toLowerCase());
         List<Map<String, Object>> links = new ArrayList<>();
         for (LinkResult l : report.links()) {
             Map<String, Object> link = new LinkedHashMap<>();

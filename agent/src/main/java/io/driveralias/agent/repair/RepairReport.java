@@ -10,12 +10,20 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 
-/** Everything one repair (or dry run, or check) of one root found and did. */
-public record RepairReport(Optional<String> driverVersion, List<LinkResult> links, List<Problem> problems) {
+/**
+ * Everything one repair (or dry run, or check) of one root found and did. A loader cache that
+ * could not be refreshed is among the problems.
+ */
+public record RepairReport(Optional<String> driverVersion, List<LinkResult> links, List<Problem> problems,
+                           LoaderCache.Status loaderCache) {
 
     public RepairReport {
         links = List.copyOf(links);
         problems = List.copyOf(problems);
+    }
+
+    public RepairReport(Optional<String> driverVersion, List<LinkResult> links, List<Problem> problems) {
+        this(driverVersion, links, problems, LoaderCache.Status.NOT_CHECKED);
     }
 
     public boolean hasDriver() {
@@ -24,7 +32,7 @@ public record RepairReport(Optional<String> driverVersion, List<LinkResult> link
 
     /** Nothing failed, nothing conflicts, nothing is left to do. */
     public boolean healthy() {
-        return problems.isEmpty() && links.stream()
+        return problems.isEmpty() && loaderCache != LoaderCache.Status.WOULD_UPDATE && links.stream()
                 .noneMatch(l -> l.status() == LinkStatus.FAILED || l.status() == LinkStatus.PLANNED);
     }
 
@@ -35,7 +43,9 @@ public record RepairReport(Optional<String> driverVersion, List<LinkResult> link
         if (!hasDriver()) {
             return ContainerOutcome.NO_DRIVER;
         }
-        return count(ActionKind.CREATE) + count(ActionKind.REPLACE) > 0 ? ContainerOutcome.REPAIRED : ContainerOutcome.HEALTHY;
+        boolean changed = count(ActionKind.CREATE) + count(ActionKind.REPLACE) > 0
+                || loaderCache == LoaderCache.Status.UPDATED;
+        return changed ? ContainerOutcome.REPAIRED : ContainerOutcome.HEALTHY;
     }
 
     /** Applied links of one kind (CREATE or REPLACE). */
@@ -60,7 +70,7 @@ public record RepairReport(Optional<String> driverVersion, List<LinkResult> link
             merged.add(match != null && l.status() == LinkStatus.UNCHANGED && l.action().kind() == ActionKind.KEEP
                     ? LinkResult.of(match, LinkStatus.APPLIED) : l);
         }
-        return new RepairReport(driverVersion, merged, problems);
+        return new RepairReport(driverVersion, merged, problems, loaderCache);
     }
 
     /** Each distinct reason this root is not healthy, links first, then problems. */

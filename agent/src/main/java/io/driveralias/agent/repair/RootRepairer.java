@@ -3,6 +3,7 @@ package io.driveralias.agent.repair;
 import io.driveralias.agent.core.ActionKind;
 import io.driveralias.agent.core.AliasPlanner;
 import io.driveralias.agent.core.EntryKind;
+import io.driveralias.agent.core.FileNames;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.fs.Directory;
@@ -22,6 +23,8 @@ import java.util.Set;
  */
 public final class RootRepairer {
 
+    static final String LD_SO_CACHE = "/etc/ld.so.cache";
+
     public enum Mode {
         /** Create and replace links. */
         APPLY,
@@ -31,10 +34,16 @@ public final class RootRepairer {
 
     private final DriverLocator locator;
     private final AliasPlanner planner;
+    private final LoaderCache loaderCache;
 
     public RootRepairer(DriverLocator locator, AliasPlanner planner) {
+        this(locator, planner, LoaderCache.OFF);
+    }
+
+    public RootRepairer(DriverLocator locator, AliasPlanner planner, LoaderCache loaderCache) {
         this.locator = locator;
         this.planner = planner;
+        this.loaderCache = loaderCache;
     }
 
     /** Throws only ESRCH (the container is gone); every other failure is in the report. */
@@ -55,7 +64,31 @@ public final class RootRepairer {
         if (mode == Mode.APPLY) {
             inventory.leftovers().forEach((dir, names) -> removeLeftovers(root, dir, names));
         }
-        return new RepairReport(inventory.driverVersion(), results, problems);
+        LoaderCache.Status cache = refreshCache(root, results, problems, mode);
+        return new RepairReport(inventory.driverVersion(), results, problems, cache);
+    }
+
+    /**
+     * Lists every SONAME alias now right (verified, or planned in a dry run) in the root's
+     * loader cache. An alias that failed is not advertised; the retry that fixes it lists it.
+     */
+    private LoaderCache.Status refreshCache(RootFs root, List<LinkResult> results, List<Problem> problems, Mode mode) {
+        List<LoaderCache.Entry> entries = new ArrayList<>();
+        for (LinkResult r : results) {
+            LinkAction a = r.action();
+            boolean right = r.status() == LinkStatus.APPLIED || r.status() == LinkStatus.PLANNED
+                    || (r.status() == LinkStatus.UNCHANGED && a.kind() == ActionKind.KEEP);
+            // SONAME aliases name a versioned file; development links (libcuda.so) are not cached.
+            if (right && FileNames.versionOf(a.target()).isPresent()) {
+                entries.add(new LoaderCache.Entry(a.directory(), a.name(), a.target()));
+            }
+        }
+        if (entries.isEmpty()) {
+            return LoaderCache.Status.NOT_CHECKED;
+        }
+        LoaderCache.Result result = loaderCache.refresh(root, entries, mode == Mode.APPLY);
+        result.reason().ifPresent(reason -> problems.add(new Problem(LD_SO_CACHE, reason, result.message())));
+        return result.status();
     }
 
     /**

@@ -49,7 +49,7 @@ class HostileContainersIT {
         sentinelBefore = TreeSnapshot.of(sentinel);
         plainImage = TestImages.image(docker, "debian-layout", DEBIAN_LIB, root -> { });
         containers = new GpuContainers(docker);
-        agent = AgentProcess.start(docker, "--ldconfig", "exec");
+        agent = AgentProcess.start(docker, "--ldconfig", "cache");
         agent.awaitLog("first reconcile", Duration.ofSeconds(30));
     }
 
@@ -131,6 +131,40 @@ class HostileContainersIT {
         assertThat(marker).as("code from the image ran on the host").doesNotExist();
         // In the container the preload does what the image asked: that is the image's business.
         assertThat(containers.exec(id, "cat", marker.toString()).output()).contains("ran");
+        assertHostUntouchedAndAgentServing();
+    }
+
+    /**
+     * The agent used to run {@code ldconfig} in the container as uid 0, looked up through the
+     * container's PATH: a user-writable directory early in PATH (conda's bin, ~/.local/bin)
+     * handed root to any container user. Now nothing from the container runs at all: a
+     * planted ldconfig, in PATH and in place of the image's own, never runs, whatever the
+     * container's user, and the loader cache is refreshed all the same.
+     */
+    @Test
+    void aPlantedLdconfigNeverRunsAndTheCacheIsRefreshedWithoutIt() {
+        String plant = "#!/bin/sh\nid -u > /home/user/ran-as-$(id -u)\n";
+        String image = TestImages.image(docker, "planted-ldconfig", DEBIAN_LIB, root -> {
+            Path home = Files.createDirectories(root.resolve("home/user/bin"));
+            Files.writeString(home.resolve("ldconfig"), plant);
+            Files.move(root.resolve("sbin/ldconfig"), Files.createDirectories(root.resolve("opt")).resolve("ldconfig.real"));
+            Files.writeString(root.resolve("sbin/ldconfig"), plant);
+            Processes.check(List.of("chmod", "0755", home.resolve("ldconfig").toString(),
+                    root.resolve("sbin/ldconfig").toString()));
+            Processes.check(List.of("chown", "-R", "1000:1000", root.resolve("home/user").toString()));
+        });
+        String path = "PATH=/home/user/bin:/usr/bin:/bin:/sbin";
+        String asUser = containers.start(image, DEBIAN_LIB, "--user", "1000:1000", "-e", path);
+        String asRoot = containers.start(image, DEBIAN_LIB, "-e", path);
+
+        for (String id : List.of(asUser, asRoot)) {
+            containers.awaitNvidiaSmi(id);
+            AgentProcess.awaitTrue("ld.so.cache lists libcuda.so.1 in " + id, Duration.ofSeconds(20),
+                    () -> containers.exec(id, "sh", "-c", "/opt/ldconfig.real -p | grep -q 'libcuda.so.1 '")
+                            .exitCode() == 0);
+            assertThat(containers.exec(id, "ls", "/home/user").output()).as("a planted ldconfig ran")
+                    .doesNotContain("ran-as");
+        }
         assertHostUntouchedAndAgentServing();
     }
 }

@@ -53,7 +53,7 @@ class LiveRepairIT {
         assertThat(broken.exitCode()).isNotZero();
         assertThat(broken.output()).contains("libnvidia-ml.so.1: cannot open shared object file");
 
-        try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "exec")) {
+        try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "cache")) {
             agent.awaitLog("first reconcile", Duration.ofSeconds(30));
             String after = containers.start(debianImage, DEBIAN_LIB);
 
@@ -87,7 +87,7 @@ class LiveRepairIT {
 
     @Test
     void rhelLayoutNonRootUserAndReadOnlyRoot() {
-        try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "exec")) {
+        try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "cache")) {
             agent.awaitLog("first reconcile", Duration.ofSeconds(30));
             String rhel = containers.start(rhelImage, RHEL_LIB);
             String nonRoot = containers.start(debianImage, DEBIAN_LIB, "--user", "1000:1000");

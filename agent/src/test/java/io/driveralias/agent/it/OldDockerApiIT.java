@@ -24,7 +24,7 @@ class OldDockerApiIT {
     void theLiveScenarioOverApi124() {
         try (RealContainers containers = new RealContainers(docker)) {
             String before = containers.start();
-            try (AgentProcess agent = AgentProcess.start(docker, "--docker-api-version", "1.24", "--ldconfig", "exec")) {
+            try (AgentProcess agent = AgentProcess.start(docker, "--docker-api-version", "1.24", "--ldconfig", "cache")) {
                 agent.awaitLog("watching Docker events at .* \\(API 1\\.24\\)", Duration.ofSeconds(30));
                 agent.awaitLog("first reconcile: 1 running container", Duration.ofSeconds(30));
                 containers.awaitWorking(before);

@@ -41,7 +41,7 @@ class RealDriverIT {
         String before = containers.start();
         containers.assertBroken(before);
 
-        try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "exec")) {
+        try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "cache")) {
             agent.awaitLog("first reconcile", Duration.ofSeconds(30));
             String after = containers.start();
             for (String id : List.of(after, before)) {
@@ -63,7 +63,7 @@ class RealDriverIT {
      */
     @Test
     void ldconfigListsTheAliasesAfterTheAgentsRefresh() {
-        try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "exec")) {
+        try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "cache")) {
             agent.awaitLog("first reconcile", Duration.ofSeconds(30));
             String id = containers.start();
             containers.awaitLink(id, "libcuda.so.1");

@@ -110,6 +110,16 @@ public final class AgentProcess implements AutoCloseable {
         return process.pid();
     }
 
+    /** SIGKILL, as an OOM kill or a node's hard reset would: no shutdown of any kind. */
+    public void kill() {
+        process.destroyForcibly();
+        try {
+            process.waitFor(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     /** SIGTERM, as the kubelet sends; returns the exit code. */
     public int stop() {
         process.destroy();

@@ -137,6 +137,53 @@ public final class DockerHarness implements AutoCloseable {
         daemon = null;
     }
 
+    /**
+     * A crash of the Docker stack: dockerd gets SIGKILL (its managed containerd dies with it),
+     * and so do the runtime shims and container processes it leaves behind, which would
+     * otherwise keep a new containerd from starting. {@link #startDaemon} brings it back.
+     */
+    public synchronized void crashDaemon() {
+        requirePrivate();
+        if (daemon == null) {
+            return;
+        }
+        String exec = dir.resolve("exec").toString();
+        List<String> pids = new ArrayList<>();
+        Processes.Result running = Processes.run(docker("ps", "-q", "--no-trunc"), 10);
+        for (String id : running.output().split("\\s+")) {
+            if (!id.isBlank()) {
+                String pid = Processes.run(docker("inspect", "-f", "{{.State.Pid}}", id), 10).output().trim();
+                if (pid.matches("[1-9][0-9]*")) {
+                    pids.add(pid);
+                }
+            }
+        }
+        daemon.destroyForcibly();
+        try {
+            daemon.waitFor(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        daemon = null;
+        Processes.run(List.of("pkill", "-9", "-f", "containerd-shim.*" + exec), 10);
+        if (!pids.isEmpty()) {
+            List<String> kill = new ArrayList<>(List.of("kill", "-9"));
+            kill.addAll(pids);
+            Processes.run(kill, 10);
+        }
+        try {
+            Files.deleteIfExists(dir.resolve("docker.pid"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** SIGSTOP (frozen: connections accepted, nothing answered) or SIGCONT to dockerd. */
+    public synchronized void signalDaemon(String signal) {
+        requirePrivate();
+        Processes.check(List.of("kill", "-" + signal, String.valueOf(daemon.pid())));
+    }
+
     /** At JVM exit: stop the private daemon and remove its data root (images, layers, logs). */
     private void stopDaemonQuietly() {
         try {

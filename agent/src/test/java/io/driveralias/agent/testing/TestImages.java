@@ -85,6 +85,13 @@ public final class TestImages {
         return BUILT.computeIfAbsent(name, n -> build(docker, n, libDir, extra));
     }
 
+    /** The same image imported into another engine (built on the shared one first if need be). */
+    public static String imageOn(DockerHarness other, String name, String libDir, RootCustomizer extra) {
+        String tag = image(DockerHarness.get(), name, libDir, extra);
+        other.run("import", "--change", "ENV PATH=/usr/bin:/bin:/sbin", work().resolve(name + ".tar").toString(), tag);
+        return tag;
+    }
+
     @FunctionalInterface
     public interface RootCustomizer {
         void customize(Path root) throws IOException;
@@ -116,6 +123,9 @@ public final class TestImages {
             Files.createDirectories(root.resolve("usr/bin"));
             compileNvidiaSmi(root.resolve("usr/bin"));
             Files.createDirectories(root.resolve(libDir.substring(1)));
+            // The image's loader cache, as a distribution's ldconfig leaves it (libc, the loader):
+            // made before the customizer, so a hostile image never meets the host's ldconfig.
+            Processes.check(List.of("ldconfig", "-X", "-r", root.toString()));
             extra.customize(root);
             Path tar = work().resolve(name + ".tar");
             Processes.check(List.of("tar", "--numeric-owner", "-C", root.toString(), "-cf", tar.toString(), "."));

@@ -1,0 +1,297 @@
+package io.driveralias.agent.it;
+
+import static io.driveralias.agent.testing.TestImages.DEBIAN_LIB;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.driveralias.agent.testing.AgentProcess;
+import io.driveralias.agent.testing.DockerHarness;
+import io.driveralias.agent.testing.Processes;
+import io.driveralias.agent.testing.TestImages;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntConsumer;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * Nothing lost, nothing counted twice, no false alarm: the agent under the faults a node
+ * sees. Each scenario ends with every running container checked from inside (the real
+ * loader finds the aliases, and {@code ldconfig -p} lists them) and the agent's own counters
+ * read from its /metrics. The figures each scenario prints are the ones the reliability
+ * report in the docs quotes.
+ */
+@Timeout(900)
+class ReliabilityIT {
+
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private static final String HEALTHY = "nvidia-smi >/dev/null && ldconfig -p | grep -q 'libcuda.so.1 '";
+
+    @Test
+    void agentKilledMidBurstLosesNothingAndTheNextAgentCountsEachStartOnce() throws Exception {
+        DockerHarness docker = DockerHarness.get();
+        String image = TestImages.image(docker, "debian-layout", DEBIAN_LIB, root -> { });
+        try (GpuContainers containers = new GpuContainers(docker)) {
+            AgentProcess first = AgentProcess.start(docker, "--ldconfig", "cache");
+            List<String> ids;
+            AgentProcess second;
+            try {
+                first.awaitLog("first reconcile", Duration.ofSeconds(30));
+                ids = burst(containers, image, 40, n -> {
+                    if (n == 15) {
+                        first.kill();
+                    }
+                });
+            } finally {
+                first.close();
+            }
+            second = AgentProcess.start(docker, "--ldconfig", "cache");
+            try (second) {
+                awaitHealthy(containers, ids);
+                awaitCounted(second, 40);
+                sleep(Duration.ofSeconds(11)); // two resyncs: nothing more may be counted
+                assertThat(count(second, "driver_alias_containers_total", "")).isEqualTo(40);
+                assertThat(count(second, "driver_alias_containers_total", "outcome=\"failed\"")).isZero();
+                System.out.printf("[reliability] agent kill -9 after 15 of 40: %d running with aliases and cache,"
+                        + " second agent counted %d (repaired %d, healthy %d)%n", ids.size(),
+                        (long) count(second, "driver_alias_containers_total", ""),
+                        (long) count(second, "driver_alias_containers_total", "outcome=\"repaired\""),
+                        (long) count(second, "driver_alias_containers_total", "outcome=\"healthy\""));
+            }
+        }
+    }
+
+    @Test
+    void dockerdCrashedMidBurstThenFrozen() throws Exception {
+        try (DockerHarness docker = DockerHarness.startAnother()) {
+            String image = TestImages.imageOn(docker, "debian-layout", DEBIAN_LIB, root -> { });
+            try (GpuContainers containers = new GpuContainers(docker);
+                 AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "cache")) {
+                agent.awaitLog("first reconcile", Duration.ofSeconds(30));
+                long[] readyAfterMs = {-1};
+                List<String> ids = burst(containers, image, 30, n -> {
+                    if (n == 10) {
+                        docker.crashDaemon();
+                        sleep(Duration.ofSeconds(1));
+                        docker.startDaemon();
+                        long back = System.nanoTime();
+                        AgentProcess.awaitTrue("readiness after dockerd is back", Duration.ofSeconds(10),
+                                () -> status(agent, "/readyz") == 200);
+                        readyAfterMs[0] = (System.nanoTime() - back) / 1_000_000;
+                    }
+                });
+                assertThat(readyAfterMs[0]).as("ms from dockerd answering to /readyz 200").isBetween(0L, 2_000L);
+                List<String> running = running(docker, ids);
+                awaitHealthy(containers, running);
+                sleep(Duration.ofSeconds(6));
+                for (String id : ids) {
+                    int lines = agent.logLines("repaired container " + id.substring(0, 12)).size();
+                    assertThat(lines).as("repairs logged for " + id).isEqualTo(running.contains(id) ? 1 : lines)
+                            .isLessThanOrEqualTo(1);
+                }
+                assertThat(count(agent, "driver_alias_containers_total", "outcome=\"failed\"")).isZero();
+                assertThat(count(agent, "driver_alias_repair_failures_total", "")).isZero();
+                System.out.printf("[reliability] dockerd SIGKILL after 10 of 30: %d running, all with aliases and"
+                        + " cache; ready %d ms after dockerd answered%n", running.size(), readyAfterMs[0]);
+
+                // Frozen: the event stream stays open, only a ping with a timeout can tell.
+                docker.signalDaemon("STOP");
+                long stopped = System.nanoTime();
+                try {
+                    AgentProcess.awaitTrue("not ready while dockerd is frozen", Duration.ofSeconds(15),
+                            () -> status(agent, "/readyz") == 503);
+                    long notReadyMs = (System.nanoTime() - stopped) / 1_000_000;
+                    assertThat(count(agent, "driver_alias_docker_up", "")).isZero();
+                    assertThat(status(agent, "/healthz")).isEqualTo(200);
+                    docker.signalDaemon("CONT");
+                    long resumed = System.nanoTime();
+                    AgentProcess.awaitTrue("ready once dockerd answers again", Duration.ofSeconds(10),
+                            () -> status(agent, "/readyz") == 200);
+                    System.out.printf("[reliability] dockerd SIGSTOP: not ready after %d ms; ready %d ms after"
+                            + " SIGCONT%n", notReadyMs, (System.nanoTime() - resumed) / 1_000_000);
+                } finally {
+                    docker.signalDaemon("CONT");
+                }
+            }
+        }
+    }
+
+    @Test
+    void threeHundredWaitingAtAgentStartThenRemovedAtOnce() throws Exception {
+        DockerHarness docker = DockerHarness.get();
+        String image = TestImages.image(docker, "debian-layout", DEBIAN_LIB, root -> { });
+        try (GpuContainers containers = new GpuContainers(docker)) {
+            List<String> ids = burst(containers, image, 300, n -> { });
+            long started = System.nanoTime();
+            try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "cache")) {
+                awaitCounted(agent, 300);
+                long allMs = (System.nanoTime() - started) / 1_000_000;
+                awaitHealthy(containers, ids);
+                assertThat(count(agent, "driver_alias_containers_total", "outcome=\"repaired\"")).isEqualTo(300);
+                assertThat(count(agent, "driver_alias_containers_total", "")).isEqualTo(300);
+
+                for (int i = 0; i < ids.size(); i += 100) {
+                    List<String> rm = new ArrayList<>(List.of("rm", "-f"));
+                    rm.addAll(ids.subList(i, Math.min(ids.size(), i + 100)));
+                    docker.run(rm.toArray(String[]::new));
+                }
+                sleep(Duration.ofSeconds(11));
+                assertThat(count(agent, "driver_alias_containers_total", "outcome=\"gone\"")).isZero();
+                assertThat(count(agent, "driver_alias_containers_total", "")).isEqualTo(300);
+                assertThat(count(agent, "driver_alias_unrepaired_containers", "")).isZero();
+                assertThat(agent.logLines("WARN")).isEmpty();
+                System.out.printf("[reliability] 300 waiting at agent start: all repaired with cache %d ms after"
+                        + " the agent was launched; rm -f of 300: 0 extra counts%n", allMs);
+            }
+        }
+    }
+
+    @Test
+    void instantlyExitingAndCrashLoopingContainersAreNeverFailures() throws Exception {
+        DockerHarness docker = DockerHarness.get();
+        String image = TestImages.image(docker, "debian-layout", DEBIAN_LIB, root -> { });
+        try (GpuContainers containers = new GpuContainers(docker);
+             AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "cache")) {
+            agent.awaitLog("first reconcile", Duration.ofSeconds(30));
+            List<String> loopers = new ArrayList<>();
+            for (int i = 0; i < 2; i++) {
+                loopers.add(containers.run(image, DEBIAN_LIB, List.of("sh", "-c", "sleep 0.2; exit 3"),
+                        "--restart", "always"));
+            }
+            List<String> exiting = burst(containers, image, 100, List.of("true"), n -> { });
+            AgentProcess.awaitTrue("crash loops restarted 5 times", Duration.ofSeconds(120), () -> loopers.stream()
+                    .allMatch(id -> restarts(docker, id) >= 5));
+            sleep(Duration.ofSeconds(11));
+
+            assertThat(count(agent, "driver_alias_repair_failures_total", "")).isZero();
+            assertThat(count(agent, "driver_alias_containers_total", "outcome=\"failed\"")).isZero();
+            assertThat(agent.logLines("WARN")).isEmpty();
+            System.out.printf("[reliability] 100 instantly exiting + 2 crash-looping (%d starts): counted repaired %d,"
+                    + " gone %d, failed %d%n", exiting.size() + loopers.stream().mapToInt(id -> restarts(docker, id) + 1)
+                            .sum(),
+                    (long) count(agent, "driver_alias_containers_total", "outcome=\"repaired\""),
+                    (long) count(agent, "driver_alias_containers_total", "outcome=\"gone\""),
+                    (long) count(agent, "driver_alias_containers_total", "outcome=\"failed\""));
+        }
+    }
+
+    // --- helpers ---
+
+    private static List<String> burst(GpuContainers containers, String image, int n, IntConsumer afterEach)
+            throws Exception {
+        return burst(containers, image, n, List.of("sleep", "600"), afterEach);
+    }
+
+    /**
+     * {@code n} containers from four threads, each {@code docker run} retried until Docker takes
+     * it (a crashed daemon refuses for a while); {@code afterEach} sees the count started so far.
+     */
+    private static List<String> burst(GpuContainers containers, String image, int n, List<String> command,
+                                      IntConsumer afterEach) throws Exception {
+        List<String> ids = Collections.synchronizedList(new ArrayList<>());
+        AtomicInteger next = new AtomicInteger();
+        ExecutorService pool = Executors.newFixedThreadPool(4);
+        try {
+            List<Future<?>> workers = new ArrayList<>();
+            for (int t = 0; t < 4; t++) {
+                workers.add(pool.submit(() -> {
+                    while (next.getAndIncrement() < n) {
+                        long deadline = System.nanoTime() + Duration.ofSeconds(90).toNanos();
+                        while (true) {
+                            try {
+                                ids.add(containers.run(image, DEBIAN_LIB, command));
+                                break;
+                            } catch (AssertionError | RuntimeException e) {
+                                if (System.nanoTime() > deadline) {
+                                    throw e;
+                                }
+                                sleep(Duration.ofMillis(200));
+                            }
+                        }
+                        synchronized (ids) {
+                            afterEach.accept(ids.size());
+                        }
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> w : workers) {
+                w.get();
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+        return List.copyOf(ids);
+    }
+
+    private static List<String> running(DockerHarness docker, List<String> ids) {
+        String out = docker.run("ps", "-q", "--no-trunc");
+        return ids.stream().filter(out::contains).toList();
+    }
+
+    private static void awaitHealthy(GpuContainers containers, List<String> ids) {
+        for (String id : ids) {
+            AgentProcess.awaitTrue("aliases and ld.so.cache in " + id, Duration.ofSeconds(60),
+                    () -> containers.exec(id, "sh", "-c", HEALTHY).exitCode() == 0);
+        }
+    }
+
+    private static void awaitCounted(AgentProcess agent, int total) {
+        AgentProcess.awaitTrue(total + " containers counted", Duration.ofSeconds(180),
+                () -> count(agent, "driver_alias_containers_total", "") >= total);
+    }
+
+    private static int restarts(DockerHarness docker, String id) {
+        Processes.Result r = docker.tryRun("inspect", "-f", "{{.RestartCount}}", id);
+        return r.exitCode() == 0 ? Integer.parseInt(r.output().trim()) : 0;
+    }
+
+    private static int status(AgentProcess agent, String path) {
+        try {
+            return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + agent.port() + path))
+                    .timeout(Duration.ofSeconds(3)).build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+        } catch (Exception e) {
+            return -1;
+        }
+    }
+
+    /** The sum of every series of {@code name} whose labels contain {@code labelFilter}. */
+    static double count(AgentProcess agent, String name, String labelFilter) {
+        String text;
+        try {
+            text = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + agent.port() + "/metrics"))
+                    .timeout(Duration.ofSeconds(3)).build(), HttpResponse.BodyHandlers.ofString()).body();
+        } catch (Exception e) {
+            return -1;
+        }
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(name) + "(\\{[^}]*\\})? ([0-9.eE+-]+)$").matcher(text);
+        double sum = 0;
+        while (m.find()) {
+            String labels = m.group(1) == null ? "" : m.group(1);
+            if (labels.contains(labelFilter)) {
+                sum += Double.parseDouble(m.group(2));
+            }
+        }
+        return sum;
+    }
+
+    private static void sleep(Duration d) {
+        try {
+            Thread.sleep(d);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}
