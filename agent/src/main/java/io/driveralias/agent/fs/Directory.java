@@ -152,6 +152,71 @@ public final class Directory implements AutoCloseable {
         throw new ErrnoException("link", name + " (no longer a symlink)", Errno.EEXIST);
     }
 
+    /**
+     * Replaces the regular file {@code name} with {@code content}, atomically: a new file under
+     * a random name (O_EXCL, never through a link), owner and mode set, fsync'd, then swapped
+     * in with RENAME_EXCHANGE. If what was swapped out is no longer {@code expected} (same
+     * inode, size and mtime), someone changed the file meanwhile: the swap is undone and this
+     * fails with EEXIST rather than lose their version. The temporary is removed on every path.
+     */
+    public void replaceFile(String name, byte[] content, int mode, int uid, int gid, FileStat expected)
+            throws ErrnoException {
+        requirePlain(name);
+        String temporary = RootFs.temporaryName(name);
+        int out = Libc.createFile(fd, temporary, 0600);
+        boolean written = false;
+        try {
+            Libc.writeFully(out, content);
+            // Mode while the file is still the agent's own (no CAP_FOWNER needed), then owner.
+            Libc.fchmod(out, mode & 0777);
+            Libc.fchown(out, uid, gid);
+            Libc.fsync(out);
+            written = true;
+        } finally {
+            Libc.close(out);
+            if (!written) {
+                unlinkQuietly(temporary);
+            }
+        }
+        swapIn(temporary, name, expected);
+    }
+
+    /** Puts {@code temporary} at {@code name}; removes whatever ends up at the temporary name when it is safe to. */
+    private void swapIn(String temporary, String name, FileStat expected) throws ErrnoException {
+        try {
+            Libc.renameat2(fd, temporary, name, OpenFlags.RENAME_EXCHANGE);
+        } catch (ErrnoException e) {
+            try {
+                if (!e.is(Errno.EINVAL) && !e.is(Errno.ENOSYS)) {
+                    throw e;
+                }
+                // No RENAME_EXCHANGE on this filesystem: check, then a plain rename (a small
+                // window in which a container can only lose its own concurrent change).
+                if (!unchanged(Libc.statx(fd, name, false), expected)) {
+                    throw new ErrnoException("replace", name + " (changed meanwhile)", Errno.EEXIST);
+                }
+                Libc.renameat2(fd, temporary, name, 0);
+                return;
+            } finally {
+                unlinkQuietly(temporary); // ours, unless the rename just moved it away
+            }
+        }
+        // The old file now sits at the temporary name.
+        if (!unchanged(Libc.statx(fd, temporary, false), expected)) {
+            // Someone else's version: put it back. Only once that worked is the temporary ours
+            // again; if it failed, their file stays at the temporary name rather than be lost.
+            Libc.renameat2(fd, temporary, name, OpenFlags.RENAME_EXCHANGE);
+            unlinkQuietly(temporary);
+            throw new ErrnoException("replace", name + " (changed meanwhile)", Errno.EEXIST);
+        }
+        unlinkQuietly(temporary);
+    }
+
+    private static boolean unchanged(FileStat now, FileStat expected) {
+        return now.isRegularFile() && now.sameFile(expected) && now.size() == expected.size()
+                && now.mtimeNanos() == expected.mtimeNanos();
+    }
+
     /** An extended attribute of this directory, e.g. overlayfs' opaque marker; empty if absent. */
     public Optional<byte[]> xattr(String name) throws ErrnoException {
         return Libc.fgetxattr(fd, name);

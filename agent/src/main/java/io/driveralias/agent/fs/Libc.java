@@ -65,6 +65,11 @@ public final class Libc {
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), -1);
     private static final MethodHandle PREAD = fn("pread",
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG, JAVA_LONG), -1);
+    private static final MethodHandle WRITE = fn("write",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), -1);
+    private static final MethodHandle FSYNC = fn("fsync", FunctionDescriptor.of(JAVA_INT, JAVA_INT), -1);
+    private static final MethodHandle FCHOWN = fn("fchown",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), -1);
     private static final MethodHandle FGETXATTR = fn("fgetxattr",
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG), -1);
     private static final MethodHandle GETDENTS64 = fn("getdents64",
@@ -101,6 +106,47 @@ public final class Libc {
     public static int openat(int dirfd, String name, int flags) throws ErrnoException {
         return call("openat", name, (arena, errno) ->
                 (int) OPENAT.invokeExact(errno, dirfd, name(arena, name), flags | OpenFlags.O_CLOEXEC, 0));
+    }
+
+    // Same values on x86_64 and aarch64 (asm-generic), unlike O_DIRECTORY/O_NOFOLLOW.
+    private static final int O_WRONLY = 01;
+    private static final int O_CREAT = 0100;
+    private static final int O_EXCL = 0200;
+
+    /**
+     * Creates a new regular file {@code name} in {@code dirfd} for writing: never an existing
+     * name, never through a symlink (O_EXCL|O_NOFOLLOW). {@code mode} is still cut by the umask.
+     */
+    public static int createFile(int dirfd, String name, int mode) throws ErrnoException {
+        int flags = O_WRONLY | O_CREAT | O_EXCL | OpenFlags.O_NOFOLLOW | OpenFlags.O_CLOEXEC;
+        return call("openat", name, (arena, errno) ->
+                (int) OPENAT.invokeExact(errno, dirfd, name(arena, name), flags, mode));
+    }
+
+    /** Writes all of {@code data}, looping over short writes. */
+    public static void writeFully(int fd, byte[] data) throws ErrnoException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment buf = arena.allocate(Math.max(1, data.length));
+            MemorySegment.copy(data, 0, buf, JAVA_BYTE, 0, data.length);
+            long done = 0;
+            while (done < data.length) {
+                long from = done;
+                long n = call("write", null, (a, errno) ->
+                        (long) WRITE.invokeExact(errno, fd, buf.asSlice(from), (long) data.length - from));
+                if (n == 0) {
+                    throw new ErrnoException("write", null, Errno.EIO);
+                }
+                done += n;
+            }
+        }
+    }
+
+    public static void fsync(int fd) throws ErrnoException {
+        call("fsync", null, (arena, errno) -> (int) FSYNC.invokeExact(errno, fd));
+    }
+
+    public static void fchown(int fd, int uid, int gid) throws ErrnoException {
+        call("fchown", null, (arena, errno) -> (int) FCHOWN.invokeExact(errno, fd, uid, gid));
     }
 
     /** Opens a host path chosen by the operator (UTF-8), never a path inside a container. */

@@ -1,121 +1,325 @@
 package io.driveralias.agent.http;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import io.driveralias.agent.metrics.PrometheusScrape;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * {@code /metrics}, {@code /healthz} and {@code /readyz} on the JDK's built-in HTTP server.
- * Two threads answer; a scrape renders the registry in memory, a probe reads two booleans.
+ * {@code /metrics}, {@code /healthz} and {@code /readyz}: a small HTTP/1.1 server that a
+ * hostile client cannot hold hostage. The port is reachable from any pod, and a liveness probe
+ * that hangs gets the agent restarted, so every connection is bounded: one virtual thread each
+ * (an idle or slow client costs a parked virtual thread, never a pool slot), at most
+ * {@link Limits#maxConnections} at once (more are closed at accept), the request head must
+ * arrive complete within {@link Limits#headerDeadline} and fit {@link Limits#maxHeaderBytes},
+ * and the whole exchange, a slow reader of a large scrape included, is cut at
+ * {@link Limits#exchangeDeadline}. One request per connection ({@code Connection: close}).
+ * The JDK's com.sun.net.httpserver was dropped: its timeouts are JVM-wide system properties
+ * read once, and its default has none.
  */
 public final class AgentHttpServer implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(AgentHttpServer.class);
-
-    private static final int THREADS = 2;
-    private static final int BACKLOG = 16;
     private static final String TEXT = "text/plain; charset=utf-8";
+    private static final int BACKLOG = 128;
+    /** Scrapes render the whole registry; a burst of them must not take every CPU. */
+    private static final int CONCURRENT_SCRAPES = 2;
 
-    private final HttpServer server;
-    private final ExecutorService executor;
+    /** The bounds on what one client may cost. */
+    public record Limits(int maxConnections, Duration headerDeadline, Duration exchangeDeadline, int maxHeaderBytes) {
+        /** A probe or scrape sends a few hundred bytes at once; Prometheus' scrape timeout is 10 s by default. */
+        public static final Limits DEFAULT = new Limits(512, Duration.ofSeconds(10), Duration.ofSeconds(30), 8192);
+    }
+
+    private final ServerSocket listener;
+    private final MetricsSource metrics;
+    private final AgentStatus status;
+    private final Limits limits;
+    private final Semaphore slots;
+    private final Semaphore scrapes = new Semaphore(CONCURRENT_SCRAPES);
+    private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+    private final ScheduledThreadPoolExecutor deadlines;
+    private volatile Thread acceptor;
 
     /**
      * Binds {@code address} at once (port 0 picks a free port, see {@link #port()}); requests
      * are answered after {@link #start()}.
      */
     public AgentHttpServer(InetSocketAddress address, MetricsSource metrics, AgentStatus status) throws IOException {
-        server = HttpServer.create(address, BACKLOG);
-        executor = Executors.newFixedThreadPool(THREADS, Thread.ofPlatform().name("http-", 1).daemon().factory());
-        server.setExecutor(executor);
-        server.createContext("/", exchange -> answer(exchange, metrics, status));
+        this(address, metrics, status, Limits.DEFAULT);
+    }
+
+    AgentHttpServer(InetSocketAddress address, MetricsSource metrics, AgentStatus status, Limits limits) throws IOException {
+        this.metrics = metrics;
+        this.status = status;
+        this.limits = limits;
+        this.slots = new Semaphore(limits.maxConnections());
+        this.listener = new ServerSocket();
+        listener.setReuseAddress(true);
+        listener.bind(address, BACKLOG);
+        deadlines = new ScheduledThreadPoolExecutor(1, Thread.ofPlatform().name("http-deadlines").daemon().factory());
+        deadlines.setRemoveOnCancelPolicy(true);
     }
 
     public void start() {
-        server.start();
-        log.info("listening on {} for /metrics, /healthz and /readyz", server.getAddress());
+        acceptor = Thread.ofPlatform().name("http-accept").daemon().start(this::acceptLoop);
+        log.info("listening on {} for /metrics, /healthz and /readyz", listener.getLocalSocketAddress());
     }
 
     /** The bound port: the one asked for, or the one the system chose for port 0. */
     public int port() {
-        return server.getAddress().getPort();
+        return listener.getLocalPort();
     }
 
-    /** Stops accepting, gives requests in flight a second to finish, then stops the threads. */
+    /** Connections being served now (for tests and for the curious). */
+    int openConnections() {
+        return open.size();
+    }
+
+    /** Stops accepting and closes every connection; requests in flight end with it. */
     @Override
     public void close() {
-        server.stop(1);
-        executor.shutdownNow();
         try {
-            executor.awaitTermination(1, TimeUnit.SECONDS);
+            listener.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+        open.forEach(AgentHttpServer::closeQuietly);
+        deadlines.shutdownNow();
+        Thread t = acceptor;
+        if (t != null) {
+            try {
+                t.join(1000);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+    private void acceptLoop() {
+        while (!listener.isClosed()) {
+            Socket socket;
+            try {
+                socket = listener.accept();
+            } catch (IOException e) {
+                if (!listener.isClosed()) {
+                    log.warn("accept failed: {}", e.toString());
+                    pause(); // e.g. out of file descriptors: do not spin
+                }
+                continue;
+            }
+            if (!slots.tryAcquire()) {
+                closeQuietly(socket); // full: the oldest connections time out soon and free slots
+                continue;
+            }
+            open.add(socket);
+            Thread.ofVirtual().name("http-conn").start(() -> serve(socket));
+        }
+    }
+
+    private void serve(Socket socket) {
+        ScheduledFuture<?> cut = null;
+        try (socket) {
+            cut = deadlines.schedule(() -> closeQuietly(socket), limits.exchangeDeadline().toMillis(), TimeUnit.MILLISECONDS);
+            byte[] head = readHead(socket);
+            if (head == null) {
+                return; // closed, timed out or oversized: nothing worth answering
+            }
+            respond(socket, head);
+        } catch (IOException | RuntimeException e) {
+            log.debug("connection from {} ended: {}", socket.getRemoteSocketAddress(), e.toString());
+        } finally {
+            if (cut != null) {
+                cut.cancel(false);
+            }
+            open.remove(socket);
+            slots.release();
+        }
+    }
+
+    /** The request line and headers, or null; reads stop at the deadline and the size cap. */
+    private byte[] readHead(Socket socket) throws IOException {
+        long deadline = System.nanoTime() + limits.headerDeadline().toNanos();
+        InputStream in = socket.getInputStream();
+        ByteArrayOutputStream head = new ByteArrayOutputStream(512);
+        byte[] buf = new byte[1024];
+        while (true) {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (left <= 0) {
+                return null;
+            }
+            socket.setSoTimeout((int) Math.min(left, Integer.MAX_VALUE));
+            int n;
+            try {
+                n = in.read(buf);
+            } catch (SocketTimeoutException e) {
+                return null;
+            }
+            if (n < 0) {
+                return null;
+            }
+            head.write(buf, 0, n);
+            byte[] bytes = head.toByteArray();
+            int end = indexOf(bytes, "\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            if (end >= 0 && end + 4 <= limits.maxHeaderBytes()) {
+                return Arrays.copyOf(bytes, end + 2);
+            }
+            if (bytes.length >= limits.maxHeaderBytes()) {
+                send(socket, "GET", 431, TEXT, "request header too large\n".getBytes(StandardCharsets.UTF_8), null);
+                return null;
+            }
+        }
+    }
+
+    private void respond(Socket socket, byte[] head) throws IOException {
+        String[] lines = new String(head, StandardCharsets.ISO_8859_1).split("\r\n");
+        String[] requestLine = lines[0].split(" ");
+        if (requestLine.length != 3 || !requestLine[2].startsWith("HTTP/1.")) {
+            send(socket, "GET", 400, TEXT, "bad request\n".getBytes(StandardCharsets.UTF_8), null);
+            return;
+        }
+        String method = requestLine[0];
+        if (!method.equals("GET") && !method.equals("HEAD")) {
+            send(socket, method, 405, TEXT, "method not allowed\n".getBytes(StandardCharsets.UTF_8), "GET, HEAD");
+            return;
+        }
+        String target = requestLine[1];
+        int query = target.indexOf('?');
+        String path = query < 0 ? target : target.substring(0, query);
+        try {
+            switch (path) {
+                case "/metrics" -> scrape(socket, method, header(lines, "accept"));
+                case "/healthz" -> probe(socket, method, status::alive);
+                case "/readyz" -> probe(socket, method, status::ready);
+                default -> send(socket, method, 404, TEXT, "not found: /metrics, /healthz, /readyz\n".getBytes(StandardCharsets.UTF_8), null);
+            }
+        } catch (RuntimeException e) {
+            log.warn("{} {} failed", method, path, e);
+            send(socket, method, 500, TEXT, "internal error\n".getBytes(StandardCharsets.UTF_8), null);
+        }
+    }
+
+    private void scrape(Socket socket, String method, String accept) throws IOException {
+        boolean permitted;
+        try {
+            permitted = scrapes.tryAcquire(limits.headerDeadline().toMillis(), TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return;
+        }
+        if (!permitted) {
+            send(socket, method, 503, TEXT, "too many scrapes at once\n".getBytes(StandardCharsets.UTF_8), null);
+            return;
+        }
+        PrometheusScrape scrape;
+        try {
+            scrape = metrics.scrape(accept);
+        } finally {
+            scrapes.release();
+        }
+        send(socket, method, 200, scrape.contentType(), scrape.body(), null);
+    }
+
+    private static void probe(Socket socket, String method, BooleanSupplier check) throws IOException {
+        boolean ok = check.getAsBoolean();
+        send(socket, method, ok ? 200 : 503, TEXT, (ok ? "ok\n" : "not ok\n").getBytes(StandardCharsets.UTF_8), null);
+    }
+
+    private static void send(Socket socket, String method, int code, String contentType, byte[] body, String allow)
+            throws IOException {
+        StringBuilder h = new StringBuilder(160).append("HTTP/1.1 ").append(code).append(' ').append(reason(code))
+                .append("\r\nContent-Type: ").append(contentType)
+                .append("\r\nCache-Control: no-store\r\nConnection: close\r\nContent-Length: ").append(body.length);
+        if (allow != null) {
+            h.append("\r\nAllow: ").append(allow);
+        }
+        OutputStream out = socket.getOutputStream();
+        out.write(h.append("\r\n\r\n").toString().getBytes(StandardCharsets.ISO_8859_1));
+        if (!method.equals("HEAD")) {
+            out.write(body);
+        }
+        out.flush();
+        // Half-close, then drain briefly: closing with unread request bytes (a POST body) would
+        // reset the connection and could destroy the answer before the client reads it.
+        socket.shutdownOutput();
+        socket.setSoTimeout(1000);
+        InputStream in = socket.getInputStream();
+        byte[] sink = new byte[4096];
+        try {
+            for (int total = 0, n; total < 65536 && (n = in.read(sink)) >= 0; ) {
+                total += n;
+            }
+        } catch (SocketTimeoutException e) {
+            // the client keeps its side open: close ours anyway
+        }
+    }
+
+    private static void pause() {
+        try {
+            Thread.sleep(100);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
     }
 
-    private static void answer(HttpExchange exchange, MetricsSource metrics, AgentStatus status) throws IOException {
-        try (exchange) {
-            try {
-                route(exchange, metrics, status);
-            } catch (RuntimeException e) {
-                log.warn("{} {} failed", exchange.getRequestMethod(), exchange.getRequestURI(), e);
-                if (exchange.getResponseCode() < 0) {
-                    send(exchange, 500, TEXT, "internal error\n");
+    private static String header(String[] lines, String name) {
+        for (int i = 1; i < lines.length; i++) {
+            int colon = lines[i].indexOf(':');
+            if (colon > 0 && lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT).equals(name)) {
+                return lines[i].substring(colon + 1).trim();
+            }
+        }
+        return null;
+    }
+
+    private static String reason(int code) {
+        return switch (code) {
+            case 200 -> "OK";
+            case 400 -> "Bad Request";
+            case 404 -> "Not Found";
+            case 405 -> "Method Not Allowed";
+            case 431 -> "Request Header Fields Too Large";
+            case 500 -> "Internal Server Error";
+            default -> "Service Unavailable";
+        };
+    }
+
+    private static int indexOf(byte[] haystack, byte[] needle) {
+        outer:
+        for (int i = 0; i + needle.length <= haystack.length; i++) {
+            for (int j = 0; j < needle.length; j++) {
+                if (haystack[i + j] != needle[j]) {
+                    continue outer;
                 }
             }
+            return i;
         }
+        return -1;
     }
 
-    private static void route(HttpExchange exchange, MetricsSource metrics, AgentStatus status) throws IOException {
-        String method = exchange.getRequestMethod();
-        if (!method.equals("GET") && !method.equals("HEAD")) {
-            exchange.getResponseHeaders().set("Allow", "GET, HEAD");
-            send(exchange, 405, TEXT, "method not allowed\n");
-            return;
-        }
-        switch (exchange.getRequestURI().getPath()) {
-            case "/metrics" -> {
-                PrometheusScrape scrape = metrics.scrape(exchange.getRequestHeaders().getFirst("Accept"));
-                send(exchange, 200, scrape.contentType(), scrape.body());
-            }
-            case "/healthz" -> probe(exchange, status::alive);
-            case "/readyz" -> probe(exchange, status::ready);
-            default -> send(exchange, 404, TEXT, "not found: /metrics, /healthz, /readyz\n");
-        }
-    }
-
-    private static void probe(HttpExchange exchange, BooleanSupplier check) throws IOException {
-        if (check.getAsBoolean()) {
-            send(exchange, 200, TEXT, "ok\n");
-        } else {
-            send(exchange, 503, TEXT, "not ok\n");
-        }
-    }
-
-    private static void send(HttpExchange exchange, int code, String contentType, String body) throws IOException {
-        send(exchange, code, contentType, body.getBytes(StandardCharsets.UTF_8));
-    }
-
-    private static void send(HttpExchange exchange, int code, String contentType, byte[] body) throws IOException {
-        exchange.getResponseHeaders().set("Content-Type", contentType);
-        exchange.getResponseHeaders().set("Cache-Control", "no-store");
-        if (exchange.getRequestMethod().equals("HEAD")) {
-            exchange.sendResponseHeaders(code, -1);
-            return;
-        }
-        // For this server a length of 0 means "chunked"; -1 means no body.
-        exchange.sendResponseHeaders(code, body.length == 0 ? -1 : body.length);
-        try (OutputStream out = exchange.getResponseBody()) {
-            out.write(body);
+    private static void closeQuietly(Socket socket) {
+        try {
+            socket.close();
+        } catch (IOException ignored) {
+            // already closed
         }
     }
 }

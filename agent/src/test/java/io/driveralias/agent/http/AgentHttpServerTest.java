@@ -8,12 +8,19 @@ import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.Socket;
+import java.net.SocketException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -122,6 +129,165 @@ class AgentHttpServerTest {
         server.close();
 
         assertThatThrownBy(() -> get("/healthz")).isInstanceOf(ConnectException.class);
+    }
+
+    @Test
+    void healthzAnswersWithinASecondWhile200HostileConnectionsAreHeld() throws Exception {
+        status.alive = true;
+        List<Socket> idle = new ArrayList<>();
+        List<Socket> slow = new ArrayList<>();
+        ScheduledExecutorService dribble = Executors.newSingleThreadScheduledExecutor();
+        try {
+            for (int i = 0; i < 100; i++) {
+                idle.add(connect()); // connected, sending nothing
+                Socket s = connect();
+                s.getOutputStream().write("GET /healthz HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
+                slow.add(s);
+            }
+            // Slowloris: one more header byte per connection every 200 ms, never the blank line.
+            dribble.scheduleAtFixedRate(() -> slow.forEach(s -> {
+                try {
+                    s.getOutputStream().write('X');
+                } catch (IOException ignored) {
+                    // closed by the server: also fine
+                }
+            }), 0, 200, TimeUnit.MILLISECONDS);
+            awaitOpenConnections(server, 200);
+
+            long worst = 0;
+            for (int i = 0; i < 20; i++) {
+                long start = System.nanoTime();
+                HttpResponse<String> response = get("/healthz");
+                long took = System.nanoTime() - start;
+                worst = Math.max(worst, took);
+                assertThat(response.statusCode()).isEqualTo(200);
+            }
+            System.out.printf("/healthz with 100 idle + 100 slow-header connections held: worst of 20 %.1f ms%n",
+                    worst / 1e6);
+            assertThat(Duration.ofNanos(worst)).isLessThan(Duration.ofSeconds(1));
+            assertThat(server.openConnections()).isGreaterThanOrEqualTo(200);
+        } finally {
+            dribble.shutdownNow();
+            closeAll(idle);
+            closeAll(slow);
+        }
+    }
+
+    @Test
+    void aClientThatNeverFinishesItsHeaderIsCutAtTheDeadline() throws Exception {
+        try (AgentHttpServer strict = strictServer(new AgentHttpServer.Limits(16, Duration.ofMillis(500), Duration.ofSeconds(5), 8192));
+             Socket s = new Socket(InetAddress.getLoopbackAddress(), strict.port())) {
+            s.getOutputStream().write("GET /healthz HTTP/1.1\r\n".getBytes(StandardCharsets.US_ASCII));
+            s.setSoTimeout(5000);
+            long start = System.nanoTime();
+            assertThat(s.getInputStream().read()).isEqualTo(-1);
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+            awaitOpenConnections(strict, 0);
+        }
+    }
+
+    @Test
+    void aScrapeThatIsNeverReadIsCutAtTheExchangeDeadline() throws Exception {
+        byte[] big = new byte[64 << 20]; // far more than the socket buffers hold
+        MetricsSource huge = accept -> new PrometheusScrape("text/plain", big);
+        try (AgentHttpServer strict = new AgentHttpServer(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                huge, status, new AgentHttpServer.Limits(16, Duration.ofSeconds(1), Duration.ofSeconds(1), 8192))) {
+            strict.start();
+            try (Socket reader = new Socket(InetAddress.getLoopbackAddress(), strict.port())) {
+                reader.setReceiveBufferSize(4096);
+                reader.getOutputStream().write("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+                awaitOpenConnections(strict, 1);
+                long start = System.nanoTime();
+                awaitOpenConnections(strict, 0); // never read: the server gives up, the thread ends
+                System.out.printf("unread 64 MiB scrape cut after %.0f ms%n", (System.nanoTime() - start) / 1e6);
+            }
+        }
+    }
+
+    @Test
+    void connectionsPastTheCapAreClosedAndTheCapFreesItself() throws Exception {
+        status.alive = true;
+        try (AgentHttpServer strict = strictServer(new AgentHttpServer.Limits(4, Duration.ofMillis(700), Duration.ofSeconds(5), 8192))) {
+            List<Socket> held = new ArrayList<>();
+            try {
+                for (int i = 0; i < 4; i++) {
+                    held.add(new Socket(InetAddress.getLoopbackAddress(), strict.port()));
+                }
+                awaitOpenConnections(strict, 4);
+                try (Socket extra = new Socket(InetAddress.getLoopbackAddress(), strict.port())) {
+                    extra.setSoTimeout(5000);
+                    assertThat(readOrReset(extra)).isEqualTo(-1);
+                }
+                awaitOpenConnections(strict, 0); // the idle ones hit the header deadline
+                HttpResponse<String> ok = client.send(HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + strict.port() + "/healthz")).build(), HttpResponse.BodyHandlers.ofString());
+                assertThat(ok.statusCode()).isEqualTo(200);
+            } finally {
+                closeAll(held);
+            }
+        }
+    }
+
+    @Test
+    void anOversizedHeaderIsRefused() throws Exception {
+        try (Socket s = connect()) {
+            s.getOutputStream().write(("GET /healthz HTTP/1.1\r\nX-Pad: " + "a".repeat(10_000) + "\r\n\r\n")
+                    .getBytes(StandardCharsets.US_ASCII));
+            s.setSoTimeout(5000);
+            String answer = new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+            assertThat(answer).startsWith("HTTP/1.1 431 ");
+        }
+    }
+
+    @Test
+    void queryStringsAndHttp10AreServed() throws Exception {
+        status.alive = true;
+        try (Socket s = connect()) {
+            s.getOutputStream().write("GET /healthz?verbose=1 HTTP/1.0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+            s.setSoTimeout(5000);
+            String answer = new String(s.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+            assertThat(answer).startsWith("HTTP/1.1 200 OK\r\n").endsWith("\r\n\r\nok\n");
+        }
+    }
+
+    private AgentHttpServer strictServer(AgentHttpServer.Limits limits) throws IOException {
+        AgentHttpServer strict = new AgentHttpServer(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0),
+                accept -> new PrometheusScrape("text/plain", new byte[0]), status, limits);
+        strict.start();
+        return strict;
+    }
+
+    private Socket connect() throws IOException {
+        return new Socket(InetAddress.getLoopbackAddress(), server.port());
+    }
+
+    /** -1 for an orderly close; a reset (the server closed before the client wrote) counts the same. */
+    private static int readOrReset(Socket s) throws IOException {
+        try {
+            return s.getInputStream().read();
+        } catch (SocketException reset) {
+            return -1;
+        }
+    }
+
+    private static void awaitOpenConnections(AgentHttpServer server, int expected) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (expected == 0 ? server.openConnections() != 0 : server.openConnections() < expected) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("open connections: " + server.openConnections() + ", expected " + expected);
+            }
+            Thread.sleep(20);
+        }
+    }
+
+    private static void closeAll(List<Socket> sockets) {
+        for (Socket s : sockets) {
+            try {
+                s.close();
+            } catch (IOException ignored) {
+                // test cleanup
+            }
+        }
     }
 
     private HttpResponse<String> get(String path) throws IOException, InterruptedException {

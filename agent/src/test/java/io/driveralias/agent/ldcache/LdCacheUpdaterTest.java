@@ -1,0 +1,309 @@
+package io.driveralias.agent.ldcache;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.driveralias.agent.core.FailureReason;
+import io.driveralias.agent.fs.Directory;
+import io.driveralias.agent.fs.Errno;
+import io.driveralias.agent.fs.ErrnoException;
+import io.driveralias.agent.fs.PathResolver;
+import io.driveralias.agent.fs.RootFs;
+import io.driveralias.agent.ldcache.LdCacheUpdate.Outcome;
+import io.driveralias.agent.testing.Processes;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/** The in-root updater on real trees, with the tricks a hostile image can play at /etc. */
+class LdCacheUpdaterTest {
+
+    private static final Path HOST_CACHE = Path.of("/etc/ld.so.cache");
+    /** A directory the host's cache lists, so an alias there copies its flags (libc.so.6's). */
+    private static final String HOST_LIB_DIR = "/lib/x86_64-linux-gnu";
+
+    @TempDir
+    Path tmp;
+
+    private Path root;
+    private Path etc;
+    private RootFs rootFs;
+    private final LdCacheUpdater updater = new LdCacheUpdater();
+    private final List<Alias> aliases = List.of(Alias.of(HOST_LIB_DIR, "libcuda.so.1"));
+
+    @BeforeEach
+    void setUp() throws IOException {
+        root = Files.createDirectories(tmp.resolve("root"));
+        etc = root.resolve("etc");
+    }
+
+    @AfterEach
+    void tearDown() {
+        if (rootFs != null) {
+            rootFs.close();
+        }
+    }
+
+    private RootFs rootFs() throws ErrnoException {
+        if (rootFs == null) {
+            rootFs = RootFs.openHostDirectory(root.toString(), PathResolver.detect(false));
+        }
+        return rootFs;
+    }
+
+    private Path hostCacheCopyIn(Path dir) throws IOException {
+        Files.createDirectories(dir);
+        return Files.copy(HOST_CACHE, dir.resolve("ld.so.cache"));
+    }
+
+    private List<String> etcNames() throws IOException {
+        try (Stream<Path> names = Files.list(etc)) {
+            return names.map(p -> p.getFileName().toString()).sorted().toList();
+        }
+    }
+
+    @ParameterizedTest(name = "ldconfig -c {0}")
+    @ValueSource(strings = {"new", "compat"})
+    void afterAnUpdateTheRealLoaderInTheRootFindsTheDriver(String format) throws Exception {
+        LoaderRoot loaderRoot = LoaderRoot.create(root, format);
+        Path cache = loaderRoot.cacheFile();
+        Processes.check(List.of("chown", "1234:5678", cache.toString()));
+        Files.setPosixFilePermissions(cache, PosixFilePermissions.fromString("rw-------"));
+        List<Alias> driver = List.of(Alias.of(LoaderRoot.DRIVER_DIR, LoaderRoot.SONAME));
+
+        assertThat(updater.check(rootFs(), driver).outcome()).isEqualTo(Outcome.STALE);
+        long start = System.nanoTime();
+        LdCacheUpdate update = updater.update(rootFs(), driver);
+        System.out.printf("update of a %s cache in-root: %.2f ms%n", format, (System.nanoTime() - start) / 1e6);
+
+        assertThat(update.outcome()).as(update.message()).isEqualTo(Outcome.UPDATED);
+        assertThat(loaderRoot.runProbe().output()).isEqualTo("probe 42\n");
+        assertThat(Files.getAttribute(cache, "unix:uid")).isEqualTo(1234);
+        assertThat(Files.getAttribute(cache, "unix:gid")).isEqualTo(5678);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(cache))).isEqualTo("rw-r--r--");
+        assertThat(etcNames()).containsExactly("ld.so.cache", "ld.so.conf");
+        assertThat(updater.update(rootFs(), driver).outcome()).isEqualTo(Outcome.ALREADY_CURRENT);
+        assertThat(updater.check(rootFs(), driver).outcome()).isEqualTo(Outcome.ALREADY_CURRENT);
+    }
+
+    @Test
+    void flagsComeFromTheDirectorysOtherEntries() throws Exception {
+        Path cache = hostCacheCopyIn(etc);
+
+        assertThat(updater.update(rootFs(), aliases).outcome()).isEqualTo(Outcome.UPDATED);
+
+        LdCache written = LdCacheCodec.parse(Files.readAllBytes(cache));
+        assertThat(written.resolve("libcuda.so.1", 0x0303)).hasValue(HOST_LIB_DIR + "/libcuda.so.1");
+        assertThat(written.entries()).hasSize(LdCacheCodec.parse(Files.readAllBytes(HOST_CACHE)).entries().size() + 1);
+    }
+
+    @Test
+    void aContainerWithoutACacheGetsNone() throws Exception {
+        assertThat(updater.update(rootFs(), aliases).outcome()).isEqualTo(Outcome.NO_CACHE);
+        Files.createDirectories(etc);
+        assertThat(updater.update(rootFs(), aliases).outcome()).isEqualTo(Outcome.NO_CACHE);
+        assertThat(etcNames()).isEmpty();
+    }
+
+    @Test
+    void aSymlinkToAHostFileIsNeitherFollowedNorReplaced() throws Exception {
+        Path hostFile = hostCacheCopyIn(tmp.resolve("host"));
+        byte[] before = Files.readAllBytes(hostFile);
+        Files.createDirectories(etc);
+        Files.createSymbolicLink(etc.resolve("ld.so.cache"), hostFile);
+
+        LdCacheUpdate update = updater.update(rootFs(), aliases);
+
+        assertThat(update.outcome()).isEqualTo(Outcome.FAILED);
+        assertThat(update.reason()).hasValue(FailureReason.UNSAFE_PATH);
+        assertThat(update.message()).contains("symlink");
+        assertThat(Files.readAllBytes(hostFile)).isEqualTo(before);
+        assertThat(Files.isSymbolicLink(etc.resolve("ld.so.cache"))).isTrue();
+        assertThat(etcNames()).containsExactly("ld.so.cache");
+    }
+
+    @Test
+    void anEtcSymlinkToAHostDirectoryStaysInsideTheRoot() throws Exception {
+        Path hostEtc = tmp.resolve("host-etc");
+        Path hostFile = hostCacheCopyIn(hostEtc);
+        byte[] before = Files.readAllBytes(hostFile);
+        Files.createSymbolicLink(etc, hostEtc); // absolute: resolved inside the root, where it is absent
+
+        assertThat(updater.update(rootFs(), aliases).outcome()).isEqualTo(Outcome.NO_CACHE);
+        assertThat(Files.readAllBytes(hostFile)).isEqualTo(before);
+        try (Stream<Path> names = Files.list(hostEtc)) {
+            assertThat(names).hasSize(1);
+        }
+    }
+
+    @Test
+    void aFifoIsNeverOpened() throws Exception {
+        Files.createDirectories(etc);
+        Processes.check(List.of("mkfifo", etc.resolve("ld.so.cache").toString()));
+
+        LdCacheUpdate update = assertTimeoutPreemptively(Duration.ofSeconds(5), () -> updater.update(rootFs(), aliases));
+
+        assertThat(update.reason()).hasValue(FailureReason.CONFLICT);
+        assertThat(update.message()).contains("not a regular file");
+    }
+
+    @Test
+    void aDirectoryIsLeftAlone() throws Exception {
+        Files.createDirectories(etc.resolve("ld.so.cache"));
+
+        LdCacheUpdate update = updater.update(rootFs(), aliases);
+
+        assertThat(update.reason()).hasValue(FailureReason.CONFLICT);
+        assertThat(etc.resolve("ld.so.cache")).isDirectory();
+        assertThat(etcNames()).containsExactly("ld.so.cache");
+    }
+
+    @Test
+    void aHugeFileIsNotRead() throws Exception {
+        Files.createDirectories(etc);
+        try (RandomAccessFile huge = new RandomAccessFile(etc.resolve("ld.so.cache").toFile(), "rw")) {
+            huge.setLength(LdCacheCodec.MAX_CACHE_BYTES + 1L); // sparse
+        }
+
+        LdCacheUpdate update = updater.update(rootFs(), aliases);
+
+        assertThat(update.reason()).hasValue(FailureReason.IO);
+        assertThat(update.message()).contains("not read");
+        assertThat(Files.size(etc.resolve("ld.so.cache"))).isEqualTo(LdCacheCodec.MAX_CACHE_BYTES + 1L);
+    }
+
+    @Test
+    void aCacheTheCodecCannotReadIsLeftAsItIs() throws Exception {
+        Files.createDirectories(etc);
+        Files.writeString(etc.resolve("ld.so.cache"), "glibc-ld.so.cache1.1 but not really");
+
+        LdCacheUpdate update = updater.update(rootFs(), aliases);
+
+        assertThat(update.reason()).hasValue(FailureReason.IO);
+        assertThat(Files.readString(etc.resolve("ld.so.cache"))).isEqualTo("glibc-ld.so.cache1.1 but not really");
+        assertThat(etcNames()).containsExactly("ld.so.cache");
+    }
+
+    @Test
+    void anEtcMountedFromTheHostIsRefused() throws Exception {
+        assumeTrue(Processes.isRoot(), "mounts need root; .ci/run runs the tests as root");
+        Path hostEtc = tmp.resolve("host-etc");
+        Path hostFile = hostCacheCopyIn(hostEtc);
+        byte[] before = Files.readAllBytes(hostFile);
+        Files.createDirectories(etc);
+        Processes.check(List.of("mount", "--bind", hostEtc.toString(), etc.toString()));
+        try {
+            LdCacheUpdate update = updater.update(rootFs(), aliases);
+
+            assertThat(update.reason()).hasValue(FailureReason.UNSAFE_PATH);
+            assertThat(update.message()).contains("mount point");
+            assertThat(Files.readAllBytes(hostFile)).isEqualTo(before);
+        } finally {
+            Processes.check(List.of("umount", etc.toString()));
+        }
+    }
+
+    @Test
+    void aCacheFileMountedFromTheHostIsRefused() throws Exception {
+        assumeTrue(Processes.isRoot(), "mounts need root; .ci/run runs the tests as root");
+        Path hostFile = hostCacheCopyIn(tmp.resolve("host"));
+        byte[] before = Files.readAllBytes(hostFile);
+        Files.createDirectories(etc);
+        Files.createFile(etc.resolve("ld.so.cache"));
+        Processes.check(List.of("mount", "--bind", hostFile.toString(), etc.resolve("ld.so.cache").toString()));
+        try {
+            LdCacheUpdate update = updater.update(rootFs(), aliases);
+
+            assertThat(update.reason()).hasValue(FailureReason.UNSAFE_PATH);
+            assertThat(update.message()).contains("mount point");
+            assertThat(Files.readAllBytes(hostFile)).isEqualTo(before);
+        } finally {
+            Processes.check(List.of("umount", etc.resolve("ld.so.cache").toString()));
+        }
+    }
+
+    @Test
+    void aReadOnlyRootIsReportedAsSuch() throws Exception {
+        assumeTrue(Processes.isRoot(), "mounts need root; .ci/run runs the tests as root");
+        Path cache = hostCacheCopyIn(etc);
+        Processes.check(List.of("mount", "--bind", root.toString(), root.toString()));
+        try {
+            Processes.check(List.of("mount", "-o", "remount,ro,bind", root.toString()));
+
+            LdCacheUpdate update = updater.update(rootFs(), aliases);
+
+            assertThat(update.reason()).hasValue(FailureReason.READ_ONLY);
+            assertThat(Files.readAllBytes(cache)).isEqualTo(Files.readAllBytes(HOST_CACHE));
+        } finally {
+            rootFs.close();
+            rootFs = null;
+            Processes.check(List.of("umount", root.toString()));
+        }
+        assertThat(etcNames()).containsExactly("ld.so.cache");
+    }
+
+    @Test
+    void aFullFilesystemLeavesNoTemporaryBehind() throws Exception {
+        assumeTrue(Processes.isRoot(), "mounts need root; .ci/run runs the tests as root");
+        Processes.check(List.of("mount", "-t", "tmpfs", "-o", "size=256k", "tmpfs", root.toString()));
+        try {
+            Path cache = hostCacheCopyIn(etc);
+            Path filler = root.resolve("filler");
+            try (OutputStream out = Files.newOutputStream(filler)) {
+                byte[] block = new byte[4096];
+                while (true) {
+                    out.write(block);
+                    out.flush();
+                }
+            } catch (IOException full) {
+                // the filesystem is full now
+            }
+            try (RandomAccessFile f = new RandomAccessFile(filler.toFile(), "rw")) {
+                f.setLength(Math.max(0, f.length() - 8192)); // room for the temporary, not for the cache
+            }
+
+            LdCacheUpdate update = updater.update(rootFs(), aliases);
+
+            assertThat(update.outcome()).isEqualTo(Outcome.FAILED);
+            assertThat(update.message()).contains("ENOSPC");
+            assertThat(etcNames()).containsExactly("ld.so.cache");
+            assertThat(Files.readAllBytes(cache)).isEqualTo(Files.readAllBytes(HOST_CACHE));
+        } finally {
+            if (rootFs != null) {
+                rootFs.close();
+                rootFs = null;
+            }
+            Processes.check(List.of("umount", root.toString()));
+        }
+    }
+
+    @Test
+    void aCacheChangedMeanwhileIsPutBackNotOverwritten() throws Exception {
+        Path cache = hostCacheCopyIn(etc);
+        Files.writeString(etc.resolve("other"), "x");
+        try (Directory dir = rootFs().openDirectory("/etc", true)) {
+            var staleView = dir.statEntry("other"); // what the agent read is not what is there now
+
+            assertThatThrownBy(() -> dir.replaceFile("ld.so.cache", new byte[] {1, 2, 3}, 0644, 0, 0, staleView))
+                    .isInstanceOfSatisfying(ErrnoException.class, e -> assertThat(e.is(Errno.EEXIST)).isTrue());
+        }
+        assertThat(Files.readAllBytes(cache)).isEqualTo(Files.readAllBytes(HOST_CACHE));
+        assertThat(etcNames()).containsExactly("ld.so.cache", "other");
+        assertThat(Files.isRegularFile(cache, LinkOption.NOFOLLOW_LINKS)).isTrue();
+    }
+}
