@@ -25,6 +25,8 @@ import io.driveralias.agent.metrics.MicrometerRepairMetrics;
 import io.driveralias.agent.metrics.RepairMetrics;
 import io.driveralias.agent.overlay.CreateTimeSeeder;
 import io.driveralias.agent.repair.DriverLocator;
+import io.driveralias.agent.repair.LoaderCache;
+import io.driveralias.agent.ldcache.LdSoCache;
 import io.driveralias.agent.repair.RootRepairer;
 import io.driveralias.agent.repair.SonameCache;
 import java.io.IOException;
@@ -65,7 +67,7 @@ public final class Main {
         }
         LogSetup.configure(config.logFormat());
         if (config.root().isPresent()) {
-            return new RootRepairCommand(config, out, err).run();
+            return new RootRepairCommand(config, loaderCache(config), out, err).run();
         }
         return switch (config.command()) {
             case RUN -> runAgent(config);
@@ -128,9 +130,13 @@ public final class Main {
         AliasPlanner planner = new AliasPlanner(config.devLinks());
         CreateTimeSeeder seeder = beforeStart ? new CreateTimeSeeder(locator::hostFileSoname, planner, resolver, version) : null;
         return new ContainerRepairer(docker, new ContainerRoots(config.hostProc(), resolver),
-                new RootRepairer(locator, planner),
+                new RootRepairer(locator, planner, loaderCache(config)),
                 new ContainerScope(config.includeImages(), config.excludeImages()),
                 new ContainerRepairer.Settings(config.libraryDirectories(), version), seeder, Clock.systemUTC());
+    }
+
+    private static LoaderCache loaderCache(AgentConfig config) {
+        return config.ldconfig() == AgentConfig.LdconfigMode.CACHE ? new LdSoCache() : LoaderCache.OFF;
     }
 
     /** The loaded kernel module's version: the driver every container on this node receives. */

@@ -7,6 +7,7 @@ import io.driveralias.agent.fs.HostRoot;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.fs.RootFs;
 import io.driveralias.agent.repair.DriverLocator;
+import io.driveralias.agent.repair.LoaderCache;
 import io.driveralias.agent.repair.LocateRequest;
 import io.driveralias.agent.repair.RepairReport;
 import io.driveralias.agent.repair.RootRepairer;
@@ -18,10 +19,12 @@ import java.util.Map;
 public final class RootRepairCommand {
 
     private final AgentConfig config;
+    private final LoaderCache loaderCache;
     private final PrintStream out;
     private final PrintStream err;
 
-    public RootRepairCommand(AgentConfig config, PrintStream out, PrintStream err) {
+    public RootRepairCommand(AgentConfig config, LoaderCache loaderCache, PrintStream out, PrintStream err) {
+        this.loaderCache = loaderCache;
         this.config = config;
         this.out = out;
         this.err = err;
@@ -31,7 +34,7 @@ public final class RootRepairCommand {
         String rootPath = config.root().orElseThrow();
         PathResolver resolver = PathResolver.detect(config.forceWalkResolver());
         RootRepairer repairer = new RootRepairer(new DriverLocator(new SonameCache(256), new HostRoot("/proc", resolver)),
-                new AliasPlanner(config.devLinks()));
+                new AliasPlanner(config.devLinks()), loaderCache);
         RepairReport report;
         try (RootFs root = RootFs.openHostDirectory(rootPath, resolver)) {
             report = repairer.repair(root, LocateRequest.of(config.libraryDirectories(), config.driverVersion()),

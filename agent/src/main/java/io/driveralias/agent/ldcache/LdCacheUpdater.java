@@ -138,9 +138,15 @@ public final class LdCacheUpdater {
             return fromDirectory;
         }
         try (ReadableFile file = root.openRegularFile(alias.path())) {
-            return LoaderFlags.ofElf(file);
+            OptionalInt fromElf = LoaderFlags.ofElf(file);
+            if (fromElf.isPresent()) {
+                return fromElf;
+            }
         } catch (ErrnoException | IOException e) {
-            return OptionalInt.empty();
+            // Seen through an overlay's merged directory, a driver file is an empty placeholder.
         }
+        // The container's own C library: a driver library it can load has the same ABI.
+        return cache.entries().stream().filter(e -> e.key().equals("libc.so.6"))
+                .mapToInt(CacheEntry::flags).findFirst();
     }
 }

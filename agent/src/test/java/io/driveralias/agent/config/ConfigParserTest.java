@@ -92,7 +92,7 @@ class ConfigParserTest {
         assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--listen"), Map.of())).hasMessageContaining("needs a value");
         assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--ldconfig", "maybe"), Map.of()))
                 .hasMessageContaining("[cache, off]");
-        assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--ldconfig", "cache"), Map.of()))
+        assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--ldconfig", "exec"), Map.of()))
                 .hasMessageContaining("no longer supported");
         assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--driver-version", "latest"), Map.of()))
                 .hasMessageContaining("535.104.05");

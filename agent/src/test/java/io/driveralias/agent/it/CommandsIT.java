@@ -69,9 +69,11 @@ class CommandsIT {
         assertThat(dryRun.output()).contains("would create  /usr/lib/x86_64-linux-gnu/libcuda.so.1 -> libcuda.so." + VERSION);
         assertThat(containers.exec(gpu, "nvidia-smi").exitCode()).isNotZero();
 
-        Processes.Result repair = agent("repair", gpu, "--docker-host", docker.host(), "--ldconfig", "off");
+        Processes.Result repair = agent("repair", gpu, "--docker-host", docker.host());
         assertThat(repair.exitCode()).as(repair.output()).isZero();
-        assertThat(repair.output()).contains("created       /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1");
+        assertThat(repair.output()).contains("created       /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1")
+                .contains("ld.so.cache   /etc/ld.so.cache: aliases added");
+        assertThat(containers.exec(gpu, "sh", "-c", "ldconfig -p | grep -q 'libcuda.so.1 '").exitCode()).isZero();
         assertThat(containers.exec(gpu, "nvidia-smi").exitCode()).isZero();
 
         Processes.Result again = agent("check", "--docker-host", docker.host());
