@@ -44,9 +44,18 @@ public final class AgentHttpServer implements AutoCloseable {
     private static final int CONCURRENT_SCRAPES = 2;
 
     /** The bounds on what one client may cost. */
-    public record Limits(int maxConnections, Duration headerDeadline, Duration exchangeDeadline, int maxHeaderBytes) {
-        /** A probe or scrape sends a few hundred bytes at once; Prometheus' scrape timeout is 10 s by default. */
-        public static final Limits DEFAULT = new Limits(512, Duration.ofSeconds(10), Duration.ofSeconds(30), 8192);
+    public record Limits(int maxConnections, Duration headerDeadline, Duration exchangeDeadline, int maxHeaderBytes,
+                         int maxPerClient) {
+        /**
+         * A probe or scrape sends a few hundred bytes at once; Prometheus' scrape timeout is 10 s
+         * by default. One address may hold an eighth of the connections: a single hostile pod
+         * cannot fill the server, and the kubelet's probes (from the node's address) get in.
+         */
+        public static final Limits DEFAULT = new Limits(512, Duration.ofSeconds(10), Duration.ofSeconds(30), 8192, 64);
+
+        public Limits(int maxConnections, Duration headerDeadline, Duration exchangeDeadline, int maxHeaderBytes) {
+            this(maxConnections, headerDeadline, exchangeDeadline, maxHeaderBytes, maxConnections);
+        }
     }
 
     private final ServerSocket listener;
@@ -56,6 +65,7 @@ public final class AgentHttpServer implements AutoCloseable {
     private final Semaphore slots;
     private final Semaphore scrapes = new Semaphore(CONCURRENT_SCRAPES);
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+    private final ConcurrentHashMap<java.net.InetAddress, Integer> perClient = new ConcurrentHashMap<>();
     private final ScheduledThreadPoolExecutor deadlines;
     private volatile Thread acceptor;
 
@@ -126,13 +136,32 @@ public final class AgentHttpServer implements AutoCloseable {
                 }
                 continue;
             }
+            java.net.InetAddress peer = socket.getInetAddress();
+            if (!admitClient(peer)) {
+                closeQuietly(socket); // this address holds its share already
+                continue;
+            }
             if (!slots.tryAcquire()) {
+                perClient.computeIfPresent(peer, (k, n) -> n <= 1 ? null : n - 1);
                 closeQuietly(socket); // full: the oldest connections time out soon and free slots
                 continue;
             }
             open.add(socket);
             Thread.ofVirtual().name("http-conn").start(() -> serve(socket));
         }
+    }
+
+    private boolean admitClient(java.net.InetAddress peer) {
+        boolean[] admitted = {false};
+        perClient.compute(peer, (k, n) -> {
+            int held = n == null ? 0 : n;
+            if (held >= limits.maxPerClient()) {
+                return n;
+            }
+            admitted[0] = true;
+            return held + 1;
+        });
+        return admitted[0];
     }
 
     private void serve(Socket socket) {
@@ -151,6 +180,7 @@ public final class AgentHttpServer implements AutoCloseable {
                 cut.cancel(false);
             }
             open.remove(socket);
+            perClient.computeIfPresent(socket.getInetAddress(), (k, n) -> n <= 1 ? null : n - 1);
             slots.release();
         }
     }

@@ -138,9 +138,10 @@ class AgentHttpServerTest {
         List<Socket> slow = new ArrayList<>();
         ScheduledExecutorService dribble = Executors.newSingleThreadScheduledExecutor();
         try {
+            // From 200 addresses: one address may hold only its share (see the test below).
             for (int i = 0; i < 100; i++) {
-                idle.add(connect()); // connected, sending nothing
-                Socket s = connect();
+                idle.add(connectFrom(2 * i)); // connected, sending nothing
+                Socket s = connectFrom(2 * i + 1);
                 s.getOutputStream().write("GET /healthz HTTP/1.1\r\nHost: x\r\n".getBytes(StandardCharsets.US_ASCII));
                 slow.add(s);
             }
@@ -257,6 +258,12 @@ class AgentHttpServerTest {
         return strict;
     }
 
+    /** A connection from another loopback address, 127.0.1.x or 127.0.2.x. */
+    private Socket connectFrom(int n) throws IOException {
+        return new Socket(InetAddress.getLoopbackAddress(), server.port(),
+                InetAddress.getByName("127.0." + (1 + n / 250) + "." + (1 + n % 250)), 0);
+    }
+
     private Socket connect() throws IOException {
         return new Socket(InetAddress.getLoopbackAddress(), server.port());
     }
@@ -296,5 +303,36 @@ class AgentHttpServerTest {
 
     private HttpRequest.Builder request(String path) {
         return HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + server.port() + path)).timeout(Duration.ofSeconds(10));
+    }
+
+    @Test
+    void oneClientHoldingEveryConnectionItCanDoesNotLockOutTheProbes() throws Exception {
+        status.alive = true;
+        try (AgentHttpServer capped = new AgentHttpServer(new InetSocketAddress("0.0.0.0", 0), accept -> null, status,
+                new AgentHttpServer.Limits(64, Duration.ofSeconds(10), Duration.ofSeconds(30), 8192, 8))) {
+            capped.start();
+            List<Socket> hostile = new ArrayList<>();
+            try {
+                // One pod opens far more connections than the whole server holds, and idles on them.
+                for (int i = 0; i < 100; i++) {
+                    hostile.add(new Socket(InetAddress.getByName("127.0.0.1"), capped.port()));
+                }
+                awaitOpenConnections(capped, 8);
+                Thread.sleep(200);
+                assertThat(capped.openConnections()).as("one address holds at most its share").isEqualTo(8);
+                // The kubelet probes from another address (the node's).
+                long start = System.nanoTime();
+                try (Socket probe = new Socket(InetAddress.getByName("127.0.0.1"), capped.port(),
+                        InetAddress.getByName("127.0.0.2"), 0)) {
+                    probe.getOutputStream().write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+                            .getBytes(StandardCharsets.US_ASCII));
+                    String answer = new String(probe.getInputStream().readNBytes(12), StandardCharsets.US_ASCII);
+                    assertThat(answer).isEqualTo("HTTP/1.1 200");
+                }
+                assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(1));
+            } finally {
+                closeAll(hostile);
+            }
+        }
     }
 }
