@@ -1,7 +1,7 @@
 package io.driveralias.agent.http;
 
 import io.driveralias.agent.metrics.PrometheusScrape;
-import java.io.ByteArrayOutputStream;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -67,7 +67,6 @@ public final class AgentHttpServer implements AutoCloseable {
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private final ConcurrentHashMap<java.net.InetAddress, Integer> perClient = new ConcurrentHashMap<>();
     private final ScheduledThreadPoolExecutor deadlines;
-    private volatile Thread acceptor;
 
     /**
      * Binds {@code address} at once (port 0 picks a free port, see {@link #port()}); requests
@@ -83,14 +82,19 @@ public final class AgentHttpServer implements AutoCloseable {
         this.limits = limits;
         this.slots = new Semaphore(limits.maxConnections());
         this.listener = new ServerSocket();
-        listener.setReuseAddress(true);
-        listener.bind(address, BACKLOG);
+        try {
+            listener.setReuseAddress(true);
+            listener.bind(address, BACKLOG);
+        } catch (IOException e) {
+            listener.close();
+            throw e;
+        }
         deadlines = new ScheduledThreadPoolExecutor(1, Thread.ofPlatform().name("http-deadlines").daemon().factory());
         deadlines.setRemoveOnCancelPolicy(true);
     }
 
     public void start() {
-        acceptor = Thread.ofPlatform().name("http-accept").daemon().start(this::acceptLoop);
+        Thread.ofPlatform().name("http-accept").daemon().start(this::acceptLoop);
         log.info("listening on {} for /metrics, /healthz and /readyz", listener.getLocalSocketAddress());
     }
 
@@ -107,21 +111,9 @@ public final class AgentHttpServer implements AutoCloseable {
     /** Stops accepting and closes every connection; requests in flight end with it. */
     @Override
     public void close() {
-        try {
-            listener.close();
-        } catch (IOException ignored) {
-            // closing anyway
-        }
+        closeQuietly(listener);
         open.forEach(AgentHttpServer::closeQuietly);
-        deadlines.shutdownNow();
-        Thread t = acceptor;
-        if (t != null) {
-            try {
-                t.join(1000);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
+        deadlines.shutdownNow(); // the acceptor ends as its accept() fails on the closed socket
     }
 
     private void acceptLoop() {
@@ -185,13 +177,16 @@ public final class AgentHttpServer implements AutoCloseable {
         }
     }
 
-    /** The request line and headers, or null; reads stop at the deadline and the size cap. */
+    /**
+     * The request line and headers, or null; reads stop at the deadline and the size cap. Each
+     * read is scanned once, so a client dribbling bytes costs no more than one sending them at once.
+     */
     private byte[] readHead(Socket socket) throws IOException {
         long deadline = System.nanoTime() + limits.headerDeadline().toNanos();
         InputStream in = socket.getInputStream();
-        ByteArrayOutputStream head = new ByteArrayOutputStream(512);
-        byte[] buf = new byte[1024];
-        while (true) {
+        byte[] head = new byte[limits.maxHeaderBytes()];
+        int length = 0;
+        while (length < head.length) {
             long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
             if (left <= 0) {
                 return null;
@@ -199,36 +194,34 @@ public final class AgentHttpServer implements AutoCloseable {
             socket.setSoTimeout((int) Math.min(left, Integer.MAX_VALUE));
             int n;
             try {
-                n = in.read(buf);
+                n = in.read(head, length, head.length - length);
             } catch (SocketTimeoutException e) {
                 return null;
             }
             if (n < 0) {
                 return null;
             }
-            head.write(buf, 0, n);
-            byte[] bytes = head.toByteArray();
-            int end = indexOf(bytes, "\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
-            if (end >= 0 && end + 4 <= limits.maxHeaderBytes()) {
-                return Arrays.copyOf(bytes, end + 2);
-            }
-            if (bytes.length >= limits.maxHeaderBytes()) {
-                send(socket, "GET", 431, TEXT, "request header too large\n".getBytes(StandardCharsets.UTF_8), null);
-                return null;
+            int from = Math.max(0, length - 3);
+            length += n;
+            int end = endOfHead(head, from, length);
+            if (end >= 0) {
+                return Arrays.copyOf(head, end + 2);
             }
         }
+        send(socket, "GET", 431, TEXT, text("request header too large"), null);
+        return null;
     }
 
     private void respond(Socket socket, byte[] head) throws IOException {
         String[] lines = new String(head, StandardCharsets.ISO_8859_1).split("\r\n");
         String[] requestLine = lines[0].split(" ");
         if (requestLine.length != 3 || !requestLine[2].startsWith("HTTP/1.")) {
-            send(socket, "GET", 400, TEXT, "bad request\n".getBytes(StandardCharsets.UTF_8), null);
+            send(socket, "GET", 400, TEXT, text("bad request"), null);
             return;
         }
         String method = requestLine[0];
         if (!method.equals("GET") && !method.equals("HEAD")) {
-            send(socket, method, 405, TEXT, "method not allowed\n".getBytes(StandardCharsets.UTF_8), "GET, HEAD");
+            send(socket, method, 405, TEXT, text("method not allowed"), "GET, HEAD");
             return;
         }
         String target = requestLine[1];
@@ -239,11 +232,11 @@ public final class AgentHttpServer implements AutoCloseable {
                 case "/metrics" -> scrape(socket, method, header(lines, "accept"));
                 case "/healthz" -> probe(socket, method, status::alive);
                 case "/readyz" -> probe(socket, method, status::ready);
-                default -> send(socket, method, 404, TEXT, "not found: /metrics, /healthz, /readyz\n".getBytes(StandardCharsets.UTF_8), null);
+                default -> send(socket, method, 404, TEXT, text("not found: /metrics, /healthz, /readyz"), null);
             }
         } catch (RuntimeException e) {
             log.warn("{} {} failed", method, path, e);
-            send(socket, method, 500, TEXT, "internal error\n".getBytes(StandardCharsets.UTF_8), null);
+            send(socket, method, 500, TEXT, text("internal error"), null);
         }
     }
 
@@ -256,7 +249,7 @@ public final class AgentHttpServer implements AutoCloseable {
             return;
         }
         if (!permitted) {
-            send(socket, method, 503, TEXT, "too many scrapes at once\n".getBytes(StandardCharsets.UTF_8), null);
+            send(socket, method, 503, TEXT, text("too many scrapes at once"), null);
             return;
         }
         PrometheusScrape scrape;
@@ -270,7 +263,7 @@ public final class AgentHttpServer implements AutoCloseable {
 
     private static void probe(Socket socket, String method, BooleanSupplier check) throws IOException {
         boolean ok = check.getAsBoolean();
-        send(socket, method, ok ? 200 : 503, TEXT, (ok ? "ok\n" : "not ok\n").getBytes(StandardCharsets.UTF_8), null);
+        send(socket, method, ok ? 200 : 503, TEXT, text(ok ? "ok" : "not ok"), null);
     }
 
     private static void send(Socket socket, String method, int code, String contentType, byte[] body, String allow)
@@ -310,6 +303,10 @@ public final class AgentHttpServer implements AutoCloseable {
         }
     }
 
+    private static byte[] text(String line) {
+        return (line + "\n").getBytes(StandardCharsets.UTF_8);
+    }
+
     private static String header(String[] lines, String name) {
         for (int i = 1; i < lines.length; i++) {
             int colon = lines[i].indexOf(':');
@@ -332,20 +329,17 @@ public final class AgentHttpServer implements AutoCloseable {
         };
     }
 
-    private static int indexOf(byte[] haystack, byte[] needle) {
-        outer:
-        for (int i = 0; i + needle.length <= haystack.length; i++) {
-            for (int j = 0; j < needle.length; j++) {
-                if (haystack[i + j] != needle[j]) {
-                    continue outer;
-                }
+    /** Where the blank line that ends the head starts, or -1. */
+    private static int endOfHead(byte[] b, int from, int to) {
+        for (int i = from; i + 3 < to; i++) {
+            if (b[i] == '\r' && b[i + 1] == '\n' && b[i + 2] == '\r' && b[i + 3] == '\n') {
+                return i;
             }
-            return i;
         }
         return -1;
     }
 
-    private static void closeQuietly(Socket socket) {
+    private static void closeQuietly(Closeable socket) {
         try {
             socket.close();
         } catch (IOException ignored) {

@@ -4,10 +4,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashMap;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -69,7 +66,7 @@ public final class LdCacheCodec {
             return parseNew(b, newBase, CacheLayout.COMPAT); // the loader ignores the old part then
         }
         List<CacheEntry> entries = new ArrayList<>((int) oldCount);
-        Strings strings = new Strings(file, (int) oldEnd);
+        CacheStrings strings = new CacheStrings(file, (int) oldEnd);
         for (int i = 0; i < oldCount; i++) {
             int at = OLD_HEADER + i * OLD_ENTRY;
             entries.add(new CacheEntry(b.getInt(at), strings.at(u32(b, at + 4)), strings.at(u32(b, at + 8)), 0, 0));
@@ -91,7 +88,7 @@ public final class LdCacheCodec {
         if (base + NEW_HEADER + count * NEW_ENTRY > size) {
             throw new LdCacheFormatException("count " + count + " does not fit in " + size + " bytes");
         }
-        Strings strings = new Strings(b.array(), base);
+        CacheStrings strings = new CacheStrings(b.array(), base);
         List<CacheEntry> entries = new ArrayList<>((int) count);
         for (int i = 0; i < count; i++) {
             int at = base + NEW_HEADER + i * NEW_ENTRY;
@@ -134,7 +131,7 @@ public final class LdCacheCodec {
         return new LdCache(layout, entries, hwcaps, generator, dropped);
     }
 
-    private static List<String> hwcapsNames(ByteBuffer b, Strings strings, long offset, long length)
+    private static List<String> hwcapsNames(ByteBuffer b, CacheStrings strings, long offset, long length)
             throws LdCacheFormatException {
         if (offset % 4 != 0 || length % 4 != 0 || length / 4 > MAX_HWCAPS) {
             throw new LdCacheFormatException("glibc-hwcaps section misaligned or too long (" + length + " bytes)");
@@ -253,87 +250,5 @@ public final class LdCacheCodec {
 
     private static long align(long value, int to) {
         return (value + to - 1) & -to;
-    }
-
-    /** NUL-terminated strings at offsets from {@code base}, each checked and decoded once. */
-    private static final class Strings {
-        private final byte[] file;
-        private final int base;
-        private final Map<Long, String> decoded = new HashMap<>();
-        /**
-         * Bytes left to scan for terminators. Real caches read each string once (ldconfig
-         * shares suffixes, so at most about twice the table); a hostile file pointing a
-         * million entries at different long runs would otherwise cost gigabytes of scanning.
-         */
-        private long scanBudget;
-
-        Strings(byte[] file, int base) {
-            this.file = file;
-            this.base = base;
-            this.scanBudget = 4L * file.length + (1 << 20);
-        }
-
-        String at(long offset) throws LdCacheFormatException {
-            String known = decoded.get(offset);
-            if (known != null) {
-                return known;
-            }
-            long start = base + offset;
-            if (start >= file.length) {
-                throw new LdCacheFormatException("string offset " + offset + " outside the file");
-            }
-            int limit = (int) Math.min(file.length, start + MAX_STRING + 1);
-            int end = (int) start;
-            while (end < limit && file[end] != 0) {
-                end++;
-            }
-            scanBudget -= end - start + 1;
-            if (scanBudget < 0) {
-                throw new LdCacheFormatException("string table references overlap far more than ldconfig's do");
-            }
-            if (end < limit) {
-                String s = new String(file, (int) start, end - (int) start, StandardCharsets.ISO_8859_1);
-                decoded.put(offset, s);
-                return s;
-            }
-            throw new LdCacheFormatException("string at " + offset + " is not terminated within " + MAX_STRING + " bytes");
-        }
-    }
-
-    /** Each distinct string once, NUL-terminated, at offsets from the new header. */
-    private static final class StringTable {
-        private final long start;
-        private final Map<String, Integer> offsets = new LinkedHashMap<>();
-        private int size;
-
-        StringTable(long start) {
-            this.start = start;
-        }
-
-        void add(String s) {
-            if (!offsets.containsKey(s)) {
-                offsets.put(s, (int) (start + size));
-                size += s.length() + 1;
-            }
-        }
-
-        int offset(String s) {
-            return offsets.get(s);
-        }
-
-        int size() {
-            return size;
-        }
-
-        byte[] bytes() {
-            byte[] bytes = new byte[size];
-            int at = 0;
-            for (String s : offsets.keySet()) {
-                byte[] encoded = s.getBytes(StandardCharsets.ISO_8859_1);
-                System.arraycopy(encoded, 0, bytes, at, encoded.length);
-                at += encoded.length + 1;
-            }
-            return bytes;
-        }
     }
 }

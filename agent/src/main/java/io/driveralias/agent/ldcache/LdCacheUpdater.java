@@ -11,6 +11,7 @@ import io.driveralias.agent.repair.Failures;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.OptionalInt;
 
 /**
@@ -78,7 +79,8 @@ public final class LdCacheUpdater {
             byte[] bytes = LdCacheCodec.serialize(cache.withAliases(resolved));
             etc.replaceFile(CACHE, bytes, MODE, stat.uid(), stat.gid(), stat);
             return LdCacheUpdate.of(LdCacheUpdate.Outcome.UPDATED, aliases.size() + " aliases listed ("
-                    + cache.layout().name().toLowerCase() + " layout, " + bytes.length + " bytes)");
+                    + cache.layout().name().toLowerCase(Locale.ROOT) + " layout, " + bytes.length + " bytes)"
+                    + (cache.dropped().isEmpty() ? "" : "; dropped " + String.join("; ", cache.dropped())));
         } catch (ErrnoException e) {
             if (e.is(Errno.ENOENT)) {
                 return LdCacheUpdate.of(LdCacheUpdate.Outcome.NO_CACHE, "no " + ETC + ": no cache");

@@ -3,6 +3,7 @@ package io.driveralias.agent.ldcache;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.driveralias.agent.elf.ByteSource;
 import io.driveralias.agent.testing.Processes;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -95,6 +96,18 @@ class LdCacheCodecTest {
         assertThat(LdCacheCodec.parse(written)).isEqualTo(cache);
         assertThat(LdCacheCodec.serialize(LdCacheCodec.parse(written))).isEqualTo(written);
         assertThat(cache.resolve("libc.so.6", 0x0303)).hasValueSatisfying(p -> assertThat(p).endsWith("/libc.so.6"));
+    }
+
+    @Test
+    void flagsFromTheElfHeaderAreThoseLdconfigRecords() throws Exception {
+        LoaderRoot root = LoaderRoot.create(tmp.resolve("root"), "new");
+        LdCache cache = LdCacheCodec.parse(Files.readAllBytes(root.cacheFile()));
+        Path library = root.root.resolve("usr/lib/x86_64-linux-gnu/libzeta9.so.2.0");
+        CacheEntry recorded = cache.entries().stream().filter(e -> e.key().equals("libzeta9.so.2")).findFirst().orElseThrow();
+
+        assertThat(LoaderFlags.ofElf(ByteSource.of(Files.readAllBytes(library)))).hasValue(recorded.flags());
+        assertThat(LoaderFlags.ofElf(ByteSource.of("#!/bin/sh\n".repeat(4).getBytes(StandardCharsets.US_ASCII)))).isEmpty();
+        assertThat(LoaderFlags.ofElf(ByteSource.of(new byte[3]))).isEmpty();
     }
 
     @Test

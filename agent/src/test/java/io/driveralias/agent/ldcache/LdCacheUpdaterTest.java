@@ -27,11 +27,21 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** The in-root updater on real trees, with the tricks a hostile image can play at /etc. */
+/**
+ * The in-root updater on real trees, with the tricks a hostile image can play at /etc, through
+ * both resolvers (openat2 and the walk for kernels without it).
+ */
+@ParameterizedClass(name = "{0}")
+@ValueSource(strings = {"openat2", "walk"})
 class LdCacheUpdaterTest {
+
+    @Parameter
+    String resolverName;
 
     private static final Path HOST_CACHE = Path.of("/etc/ld.so.cache");
     /** A directory the host's cache lists, so an alias there copies its flags (libc.so.6's). */
@@ -61,7 +71,9 @@ class LdCacheUpdaterTest {
 
     private RootFs rootFs() throws ErrnoException {
         if (rootFs == null) {
-            rootFs = RootFs.openHostDirectory(root.toString(), PathResolver.detect(false));
+            PathResolver resolver = PathResolver.detect(resolverName.equals("walk"));
+            assertThat(resolver.name()).isEqualTo(resolverName);
+            rootFs = RootFs.openHostDirectory(root.toString(), resolver);
         }
         return rootFs;
     }
