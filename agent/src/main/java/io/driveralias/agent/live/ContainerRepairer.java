@@ -170,8 +170,14 @@ public final class ContainerRepairer {
         throw new ErrnoException("container", examined.id() + " (exited)", Errno.ESRCH);
     }
 
-    /** False only when Docker says the examined start has ended; a Docker error keeps the failure. */
+    /**
+     * False when the examined start has ended: its process exited (Docker may not know yet),
+     * or Docker says so. A Docker error keeps the failure.
+     */
     private boolean stillSameStart(ContainerInfo examined) {
+        if (roots.processEnded(examined.pid())) {
+            return false;
+        }
         try {
             requireSameStart(examined);
             return true;

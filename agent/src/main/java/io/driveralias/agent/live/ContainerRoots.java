@@ -111,6 +111,33 @@ public final class ContainerRoots {
         }
     }
 
+    /**
+     * True when the process has exited (gone, or a zombie its runtime has not reaped yet):
+     * Docker may still call the container running for some milliseconds after its process
+     * is gone, and a repair that failed in that window is a container that ended, not a failure.
+     */
+    public boolean processEnded(int pid) {
+        if (pid <= 0) {
+            return true;
+        }
+        int fd;
+        try {
+            fd = Libc.openHost(hostProc + "/" + pid, OpenFlags.O_PATH | OpenFlags.O_DIRECTORY);
+        } catch (ErrnoException e) {
+            return e.is(Errno.ENOENT) || e.is(Errno.ESRCH);
+        }
+        try {
+            String stat = new String(KernelFiles.read(fd, "stat", 4096), StandardCharsets.ISO_8859_1);
+            int close = stat.lastIndexOf(')');
+            char state = close >= 0 && close + 2 < stat.length() ? stat.charAt(close + 2) : '?';
+            return state == 'Z' || state == 'X';
+        } catch (ErrnoException e) {
+            return e.is(Errno.ENOENT) || e.is(Errno.ESRCH);
+        } finally {
+            Libc.close(fd);
+        }
+    }
+
     /** The cgroup of a container's process names the container (cgroupfs, systemd and kubelet layouts). */
     private static boolean belongsTo(int procFd, String containerId) throws ErrnoException {
         String cgroup = new String(KernelFiles.read(procFd, "cgroup", MAX_CGROUP), StandardCharsets.ISO_8859_1);

@@ -174,7 +174,7 @@ class ReliabilityIT {
                     .allMatch(id -> restarts(docker, id) >= 5));
             sleep(Duration.ofSeconds(11));
 
-            assertThat(count(agent, "driver_alias_repair_failures_total", "")).isZero();
+            assertThat(count(agent, "driver_alias_repair_failures_total", "")).as(agent.log()).isZero();
             assertThat(count(agent, "driver_alias_containers_total", "outcome=\"failed\"")).isZero();
             assertThat(agent.logLines("WARN")).isEmpty();
             System.out.printf("[reliability] 100 instantly exiting + 2 crash-looping (%d starts): counted repaired %d,"

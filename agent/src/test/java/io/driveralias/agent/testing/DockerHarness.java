@@ -158,6 +158,12 @@ public final class DockerHarness implements AutoCloseable {
                 }
             }
         }
+        String containerd = "";
+        try {
+            containerd = Files.readString(dir.resolve("exec/containerd/containerd.pid")).trim();
+        } catch (IOException e) {
+            // No managed containerd: nothing more to kill.
+        }
         daemon.destroyForcibly();
         try {
             daemon.waitFor(30, TimeUnit.SECONDS);
@@ -165,6 +171,9 @@ public final class DockerHarness implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         daemon = null;
+        if (containerd.matches("[1-9][0-9]*")) {
+            Processes.run(List.of("kill", "-9", containerd), 10);
+        }
         Processes.run(List.of("pkill", "-9", "-f", "containerd-shim.*" + exec), 10);
         if (!pids.isEmpty()) {
             List<String> kill = new ArrayList<>(List.of("kill", "-9"));
