@@ -25,7 +25,13 @@ public interface PathResolver {
         if (forceWalk) {
             return new WalkResolver();
         }
-        return Openat2Resolver.isSupported() ? new Openat2Resolver() : new WalkResolver();
+        java.util.Optional<String> refused = Openat2Resolver.whyUnavailable();
+        if (refused.isEmpty()) {
+            return new Openat2Resolver();
+        }
+        org.slf4j.LoggerFactory.getLogger(PathResolver.class).info("openat2 answered {} (a kernel before 5.6, or a"
+                + " seccomp profile without it): container paths are resolved by the O_NOFOLLOW walk", refused.get());
+        return new WalkResolver();
     }
 
     static void checkFlags(int flags) {
