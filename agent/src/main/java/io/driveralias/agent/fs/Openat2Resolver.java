@@ -1,5 +1,7 @@
 package io.driveralias.agent.fs;
 
+import java.util.Optional;
+
 /** {@link PathResolver} on openat2(2) with RESOLVE_IN_ROOT: the kernel does the walk atomically. */
 public final class Openat2Resolver implements PathResolver {
 
@@ -9,16 +11,21 @@ public final class Openat2Resolver implements PathResolver {
      */
     private static final int MAX_ATTEMPTS = 32;
 
-    static boolean isSupported() {
+    /**
+     * Probes openat2 once: empty where it works, else the errno that refused it. ENOSYS: a
+     * kernel before 5.6, or a seccomp profile answering ENOSYS for syscalls it does not know.
+     * EPERM: a seccomp profile that predates openat2 (Docker 19.03's default) refuses it even
+     * where the kernel has it. Any other answer means the syscall exists and is let through.
+     */
+    static Optional<String> whyUnavailable() {
         int fd = -1;
         try {
             fd = Libc.openat2(OpenFlags.AT_FDCWD, "/", OpenFlags.O_PATH | OpenFlags.O_DIRECTORY,
                     OpenFlags.RESOLVE_NO_MAGICLINKS);
-            return true;
+            return Optional.empty();
         } catch (ErrnoException e) {
-            // ENOSYS: a kernel before 5.6. EPERM: a seccomp profile that predates openat2
-            // (Docker 19.03's default) refuses it even where the kernel has it.
-            return !e.is(Errno.ENOSYS) && !e.is(Errno.EPERM);
+            return e.is(Errno.ENOSYS) || e.is(Errno.EPERM)
+                    ? Optional.of(Errno.name(e.errno())) : Optional.empty();
         } finally {
             Libc.close(fd);
         }

@@ -1,5 +1,8 @@
 package io.driveralias.agent.fs;
 
+import java.util.Optional;
+import org.slf4j.LoggerFactory;
+
 /**
  * Opens a path inside an untrusted root directory by the root's rules, never the host's:
  * absolute symlinks and {@code ..} stay inside the root, magic links ({@code /proc/<pid>/root},
@@ -18,14 +21,21 @@ public interface PathResolver {
     String name();
 
     /**
-     * openat2 where the kernel has it (5.6+), else the walk. {@code forceWalk} exists so that
-     * both are tested on the same machine.
+     * openat2 where the kernel has it (5.6+) and the seccomp profile lets it through, probed
+     * once here; else the walk, said once at INFO. {@code forceWalk} exists so that both are
+     * tested on the same machine.
      */
     static PathResolver detect(boolean forceWalk) {
         if (forceWalk) {
             return new WalkResolver();
         }
-        return Openat2Resolver.isSupported() ? new Openat2Resolver() : new WalkResolver();
+        Optional<String> refused = Openat2Resolver.whyUnavailable();
+        if (refused.isEmpty()) {
+            return new Openat2Resolver();
+        }
+        LoggerFactory.getLogger(PathResolver.class).info("openat2 answered {} (a kernel before 5.6, or a"
+                + " seccomp profile without it): container paths are resolved by the O_NOFOLLOW walk", refused.get());
+        return new WalkResolver();
     }
 
     static void checkFlags(int flags) {

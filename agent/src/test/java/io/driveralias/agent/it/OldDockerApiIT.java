@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Timeout;
 /**
  * Docker API 1.24 (Docker 1.12, the oldest the agent speaks), forced with
  * {@code --docker-api-version}: the live scenario through the old API's events (the startup
- * reconcile and a new container), inspect and exec (the ldconfig refresh). The daemon here is
+ * reconcile, a new container, a created one repaired before its start), inspect and exec (the
+ * ldconfig refresh). The daemon here is
  * new; asked in 1.24, it answers in 1.24's shapes.
  */
 @Timeout(300)
@@ -34,6 +35,16 @@ class OldDockerApiIT {
                 AgentProcess.awaitTrue("ldconfig -p to list libcuda.so.1", Duration.ofSeconds(20),
                         () -> Pattern.compile("\\slibcuda\\.so\\.1 \\(").matcher(
                                 containers.exec(after, "ldconfig", "-p").output()).find());
+                // inspect over 1.24 still names the overlay layers: the before-start path works.
+                String created = containers.create();
+                AgentProcess.awaitTrue("libcuda.so.1 in the writable layer of " + created, Duration.ofSeconds(20),
+                        () -> java.nio.file.Files.isSymbolicLink(java.nio.file.Path.of(docker.run("inspect", "-f",
+                                "{{.GraphDriver.Data.UpperDir}}", created), RealContainers.LIB_DIR.substring(1),
+                                "libcuda.so.1")));
+                docker.run("start", created);
+                agent.awaitLog("repaired container " + created.substring(0, 12) + " \\([^)]*\\) before start",
+                        Duration.ofSeconds(20));
+                containers.awaitWorking(created);
                 assertThat(agent.logLines("WARN")).isEmpty();
                 assertThat(agent.logLines("ERROR")).isEmpty();
                 assertThat(agent.stop()).isZero();

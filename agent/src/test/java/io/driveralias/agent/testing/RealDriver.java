@@ -113,7 +113,7 @@ public final class RealDriver {
     }
 
     /** The Maven module directory (the ITs run there; {@code basedir} says so under Maven). */
-    static Path moduleDir() {
+    public static Path moduleDir() {
         Path base = Path.of(System.getProperty("basedir", ".")).toAbsolutePath();
         if (Files.isDirectory(base.resolve("src/test/fixtures"))) {
             return base;
