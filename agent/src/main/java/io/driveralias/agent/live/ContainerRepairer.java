@@ -33,6 +33,9 @@ import java.util.Optional;
  */
 public final class ContainerRepairer {
 
+    /** How long a failed repair waits to tell an exiting process from a living one. */
+    private static final java.time.Duration EXIT_SETTLE = java.time.Duration.ofMillis(250);
+
     /** What the agent is configured to look for, the same for every container. */
     public record Settings(List<String> libraryDirectories, Optional<String> driverVersion) {
     }
@@ -175,8 +178,22 @@ public final class ContainerRepairer {
      * or Docker says so. A Docker error keeps the failure.
      */
     private boolean stillSameStart(ContainerInfo examined) {
-        if (roots.processEnded(examined.pid())) {
-            return false;
+        // A process in the middle of exiting already fails the repair (its mount table reads
+        // EINVAL) but is neither a zombie nor exited in Docker's eyes yet: give it a moment.
+        long deadline = System.nanoTime() + EXIT_SETTLE.toNanos();
+        while (true) {
+            if (roots.processEnded(examined.pid())) {
+                return false;
+            }
+            if (System.nanoTime() > deadline) {
+                break;
+            }
+            try {
+                Thread.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            }
         }
         try {
             requireSameStart(examined);

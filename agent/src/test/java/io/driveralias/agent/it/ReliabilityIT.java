@@ -80,17 +80,24 @@ class ReliabilityIT {
                  AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "cache")) {
                 agent.awaitLog("first reconcile", Duration.ofSeconds(30));
                 long[] readyAfterMs = {-1};
+                List<Throwable> crashErrors = Collections.synchronizedList(new ArrayList<>());
                 List<String> ids = burst(containers, image, 30, n -> {
                     if (n == 10) {
-                        docker.crashDaemon();
-                        sleep(Duration.ofSeconds(1));
-                        docker.startDaemon();
-                        long back = System.nanoTime();
-                        AgentProcess.awaitTrue("readiness after dockerd is back", Duration.ofSeconds(10),
-                                () -> status(agent, "/readyz") == 200);
-                        readyAfterMs[0] = (System.nanoTime() - back) / 1_000_000;
+                        try {
+                            docker.crashDaemon();
+                            sleep(Duration.ofSeconds(1));
+                            docker.startDaemon();
+                            long back = System.nanoTime();
+                            AgentProcess.awaitTrue("readiness after dockerd is back", Duration.ofSeconds(10),
+                                    () -> status(agent, "/readyz") == 200);
+                            readyAfterMs[0] = (System.nanoTime() - back) / 1_000_000;
+                        } catch (RuntimeException | AssertionError e) {
+                            crashErrors.add(e);
+                            throw e;
+                        }
                     }
                 });
+                assertThat(crashErrors).isEmpty();
                 assertThat(readyAfterMs[0]).as("ms from dockerd answering to /readyz 200").isBetween(0L, 2_000L);
                 List<String> running = running(docker, ids);
                 awaitHealthy(containers, running);
@@ -226,8 +233,17 @@ class ReliabilityIT {
                     return null;
                 }));
             }
+            java.util.concurrent.ExecutionException first = null;
             for (Future<?> w : workers) {
-                w.get();
+                try {
+                    w.get();
+                } catch (java.util.concurrent.ExecutionException e) {
+                    System.out.println("[reliability] burst worker failed: " + e.getCause());
+                    first = first == null ? e : first;
+                }
+            }
+            if (first != null) {
+                throw first;
             }
         } finally {
             pool.shutdownNow();
