@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the two Kubernetes manifests that copy a source file:
-#   k8s/070-prometheusrule.yaml             <- k8s/alerts/driver-alias-agent.rules.yaml (its groups)
-#   k8s/080-grafana-dashboard-configmap.yaml <- grafana/driver-alias-agent.json (byte for byte)
+#   k8s/overlays/prometheus-operator/prometheusrule.yaml             <- k8s/alerts/driver-alias-agent.rules.yaml (its groups)
+#   k8s/base/060-grafana-dashboard-configmap.yaml <- grafana/driver-alias-agent.json (byte for byte)
 # Run it after editing either source; the tests fail while a copy is out of date.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,7 +27,7 @@ metadata:
 spec:
 YAML
     sed -n '/^groups:/,$p' "$rules" | indent '  '
-} > k8s/070-prometheusrule.yaml
+} > k8s/overlays/prometheus-operator/prometheusrule.yaml
 
 {
     cat <<YAML
@@ -46,4 +46,4 @@ data:
   driver-alias-agent.json: |
 YAML
     indent '    ' < "$dashboard"
-} > k8s/080-grafana-dashboard-configmap.yaml
+} > k8s/base/060-grafana-dashboard-configmap.yaml

@@ -60,7 +60,7 @@ class ContainerImageTest {
 
     @Test
     void theDaemonSetKeepsTheImagesEntrypoint() throws Exception {
-        Container agent = Manifests.load("040-daemonset.yaml", DaemonSet.class)
+        Container agent = Manifests.only(Manifests.render("base"), "DaemonSet", DaemonSet.class)
                 .getSpec().getTemplate().getSpec().getContainers().getFirst();
 
         assertThat(agent.getCommand()).isNullOrEmpty();

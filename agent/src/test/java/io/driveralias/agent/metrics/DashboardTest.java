@@ -82,19 +82,19 @@ class DashboardTest {
         assertThat(table.toString()).contains("\"namespace\"", "\"pod\"", "\"container\"", "\"instance\"");
     }
 
-    /** The Grafana sidecar imports k8s/080-grafana-dashboard-configmap.yaml: it must hold this very file. */
+    /** The Grafana sidecar imports k8s/base/060-grafana-dashboard-configmap.yaml: it must hold this very file. */
     @Test
     @SuppressWarnings("unchecked")
     void theConfigMapHoldsExactlyTheDashboardFile() {
         Map<String, Object> configMap = (Map<String, Object>) new Load(LoadSettings.builder().build())
-                .loadFromString(RepoFiles.read("k8s/080-grafana-dashboard-configmap.yaml"));
+                .loadFromString(RepoFiles.read("k8s/base/060-grafana-dashboard-configmap.yaml"));
 
         assertThat(configMap).containsEntry("apiVersion", "v1").containsEntry("kind", "ConfigMap");
         Map<String, Object> metadata = (Map<String, Object>) configMap.get("metadata");
         assertThat(metadata).containsEntry("namespace", "driver-alias");
         assertThat((Map<String, Object>) metadata.get("labels")).containsEntry("grafana_dashboard", "1");
         assertThat((Map<String, Object>) configMap.get("data"))
-                .as("data of k8s/080-grafana-dashboard-configmap.yaml; run k8s/alerts/sync-manifests.sh after editing the dashboard")
+                .as("data of k8s/base/060-grafana-dashboard-configmap.yaml; run k8s/alerts/sync-manifests.sh after editing the dashboard")
                 .containsOnlyKeys("driver-alias-agent.json")
                 .containsEntry("driver-alias-agent.json", RepoFiles.read(PromQueries.DASHBOARD));
     }
