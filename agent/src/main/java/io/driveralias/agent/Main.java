@@ -56,6 +56,10 @@ public final class Main {
             out.print(ConfigParser.usage());
             return ExitCodes.HEALTHY;
         }
+        if (args.contains("--version")) {
+            out.println("driver-alias-agent " + ConfigParser.version());
+            return ExitCodes.HEALTHY;
+        }
         AgentConfig config;
         try {
             config = ConfigParser.parse(args, env);
@@ -63,7 +67,7 @@ public final class Main {
             err.println("driver-alias-agent: " + e.getMessage());
             return ExitCodes.USAGE;
         }
-        LogSetup.configure(config.logFormat());
+        LogSetup.configure(config.logFormat(), config.logLevel());
         if (config.root().isPresent()) {
             return new RootRepairCommand(config, out, err).run();
         }
@@ -98,6 +102,7 @@ public final class Main {
                      System.getenv());
              DockerApi docker = DockerApi.create(config.dockerHost());
              LdconfigRunner ldconfig = config.ldconfig() == AgentConfig.LdconfigMode.EXEC ? new LdconfigRunner(docker) : null) {
+            metrics.resyncInterval(config.resyncInterval());
             Agent agent = new Agent(docker, new DockerContainerEvents(docker),
                     repairer(config, docker, metrics, podEvents, ldconfig, true), metrics, clock,
                     config.workers(), config.resyncInterval(), config.shutdownGrace());

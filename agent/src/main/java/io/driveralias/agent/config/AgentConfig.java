@@ -27,6 +27,7 @@ public record AgentConfig(
         KubernetesMode kubernetes,
         Optional<String> nodeName,
         LogFormat logFormat,
+        LogLevel logLevel,
         String hostProc,
         boolean forceWalkResolver,
         int workers,
@@ -46,6 +47,9 @@ public record AgentConfig(
     public enum KubernetesMode { AUTO, ON, OFF }
 
     public enum LogFormat { TEXT, JSON }
+
+    /** The agent's own log threshold; libraries stay at WARN whatever it is (logback.xml). */
+    public enum LogLevel { ERROR, WARN, INFO, DEBUG, TRACE }
 
     public AgentConfig {
         containerIds = List.copyOf(containerIds);

@@ -213,7 +213,7 @@ public final class ContainerRepairer {
         // A dry run (check) prints its report; only real repairs are logged and announced.
         boolean announce = mode == RootRepairer.Mode.APPLY;
         if (outcome == ContainerOutcome.FAILED) {
-            metrics.unrepaired(ref);
+            metrics.unrepaired(ref, report.map(RepairReport::failureReasons).orElse(java.util.Set.of()));
             report.ifPresent(r -> r.failureReasons().forEach(metrics::repairFailed));
             if (!announce) {
                 return examination;

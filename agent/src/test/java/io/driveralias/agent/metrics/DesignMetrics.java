@@ -24,6 +24,7 @@ public final class DesignMetrics {
         types.put("driver_alias_reconcile_last_success_timestamp_seconds", "gauge");
         types.put("driver_alias_build_info", "gauge");
         types.put("driver_alias_kubernetes_events_total", "counter");
+        types.put("driver_alias_resync_interval_seconds", "gauge");
         TYPES = Collections.unmodifiableMap(types);
     }
 
