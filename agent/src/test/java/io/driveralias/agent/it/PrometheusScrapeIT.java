@@ -492,13 +492,13 @@ class PrometheusScrapeIT {
         Assumptions.assumeTrue(scenarioReady, "needs the scenario of the previous tests");
         List<PromQueries.Query> queries = PromQueries.all();
         assertThat(queries).hasSizeGreaterThan(20);
-        // One node, exactly (its instance as a regex), and "All" as Grafana fills it in. The rate
+        // One node, exactly (its name, which the ServiceMonitor's relabeling sets), and "All" as Grafana fills it in. The rate
         // window spans the whole scenario, so that the quantiles have observations to work on.
-        String oneNode = instance.replace(".", "\\\\.");
+        String oneNode = "test-node";
         List<Map<String, String>> variableSets = List.of(
-                Map.of("instance", oneNode, "__rate_interval", "10m", "__interval", "1m", "__range", "1h",
+                Map.of("node", oneNode, "__rate_interval", "10m", "__interval", "1m", "__range", "1h",
                         "datasource", "prometheus"),
-                Map.of("instance", PromQueries.GRAFANA_DEFAULTS.get("instance"), "__rate_interval", "10m",
+                Map.of("node", PromQueries.GRAFANA_DEFAULTS.get("node"), "__rate_interval", "10m",
                         "__interval", "1m", "__range", "1h", "datasource", "prometheus"));
         List<String> problems = new ArrayList<>();
         Set<String> emptyKeysUsed = new LinkedHashSet<>();
@@ -530,7 +530,7 @@ class PrometheusScrapeIT {
                 } else if (result.stream().anyMatch(s -> !Double.isFinite(s.value()))) {
                     problems.add(q.origin() + ": not a number: " + result + "\n    " + expr);
                 }
-                if (variables.get("instance").equals(oneNode)) {
+                if (variables.get("node").equals(oneNode)) {
                     log(String.format("%-70s %s", q.origin(), result.isEmpty() ? "(empty)" : result.size() + " series, e.g. "
                             + result.getFirst().value()));
                 }
