@@ -33,7 +33,7 @@ public record AgentConfig(
         int workers,
         Duration shutdownGrace) {
 
-    /** Where the NVIDIA runtimes put driver files (DESIGN.md); {@code --lib-dir} adds more. */
+    /** Where the NVIDIA runtimes put driver files (docs/design.md); {@code --lib-dir} adds more. */
     public static final List<String> DEFAULT_LIBRARY_DIRECTORIES = List.of(
             "/usr/lib/x86_64-linux-gnu",
             "/usr/lib/aarch64-linux-gnu",

@@ -25,7 +25,7 @@ import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * {@link RepairMetrics} as Prometheus metrics, through Micrometer. The names as scraped are
- * the contract in DESIGN.md; Micrometer adds {@code _total} to counters and {@code _seconds}
+ * the contract in docs/monitoring.md; Micrometer adds {@code _total} to counters and {@code _seconds}
  * to timers, so the meters here are named without them; {@link CreatedSuffixNaming} keeps
  * the {@code _created} of {@code driver_alias_links_created_total}.
  *

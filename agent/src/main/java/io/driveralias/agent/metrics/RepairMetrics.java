@@ -12,7 +12,7 @@ import java.util.List;
  * What the agent reports about its work. The core talks to this interface only; the
  * Micrometer/Prometheus implementation lives in {@code MicrometerRepairMetrics} and overrides
  * every method; the defaults report nothing ({@link #NOOP}, test doubles). Names and
- * labels: DESIGN.md.
+ * labels: docs/monitoring.md.
  */
 public interface RepairMetrics {
 

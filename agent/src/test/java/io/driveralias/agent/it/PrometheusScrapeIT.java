@@ -434,7 +434,7 @@ class PrometheusScrapeIT {
             }
             Set<String> types = new LinkedHashSet<>();
             entries.forEach(e -> types.add(e.path("type").asText()));
-            // DESIGN.md's gauge: the text format says gauge; OpenMetrics' type for a *_info
+            // The documented gauge (docs/monitoring.md): the text format says gauge; OpenMetrics' type for a *_info
             // metric that is always 1 is "info", which Prometheus keeps.
             Set<String> accepted = name.equals("driver_alias_build_info") ? Set.of("gauge", "info") : Set.of(type);
             if (types.size() != 1 || !accepted.containsAll(types)) {
@@ -456,7 +456,7 @@ class PrometheusScrapeIT {
         });
         assertThat(problems).as("Prometheus metadata of driver_alias_*: " + ours).isEmpty();
 
-        // The text format (what promtool and older scrapers read) declares DESIGN.md's types.
+        // The text format (what promtool and older scrapers read) declares the documented types (docs/monitoring.md).
         Map<String, String> declared = ScrapedText.parse(scrapeText()).types();
         assertThat(declared).containsAllEntriesOf(DesignMetrics.TYPES);
     }

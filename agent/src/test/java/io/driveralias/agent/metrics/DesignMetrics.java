@@ -4,7 +4,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-/** The metrics DESIGN.md promises, with their {@code # TYPE} as the Prometheus text format declares them. */
+/** The metrics docs/monitoring.md promises, with their {@code # TYPE} as the Prometheus text format declares them. */
 public final class DesignMetrics {
 
     public static final Map<String, String> TYPES;
