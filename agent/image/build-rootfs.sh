@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the agent's container image without a registry or base image: the runtime is jlinked
 # from the local JDK, the shared libraries it needs are copied from this machine, and the tree
-# is loaded into the local Docker with `docker import`. The result runs like agent/Dockerfile's.
+# is loaded into the local Docker with `docker import`. The result runs like agent/Dockerfile's,
+# which runs this script (with --no-import) to make its own tree.
 #
 #   agent/image/build-rootfs.sh [--rootfs DIR] [--jar JAR] [--tag IMAGE] [--no-import]
 #
@@ -41,6 +42,7 @@ CMD='["run"]'
 die() { echo "build-rootfs.sh: $*" >&2; exit 1; }
 
 [[ -f $jar ]] || die "no agent jar at $jar: run mvn -B -pl agent package -DskipTests first"
+jar=$(cd "$(dirname "$jar")" && pwd)/$(basename "$jar")
 [[ -x $JAVA_HOME/bin/jlink ]] || die "no jlink in JAVA_HOME=$JAVA_HOME"
 glibc=$(getconf GNU_LIBC_VERSION | awk '{print $2}')
 [[ $(printf '%s\n' 2.30 "$glibc" | sort -V | head -1) == 2.30 ]] || die "glibc $glibc is older than 2.30"
@@ -123,12 +125,17 @@ fi
 echo "build-rootfs.sh: $(du -sh "$rootfs" | cut -f1) in $rootfs"
 
 if [[ $import == true ]]; then
+    # The jar's own version (its manifest), for the OCI label; agent/Dockerfile sets it from VERSION.
+    version=$(cd "$rootfs/tmp" && "$JAVA_HOME/bin/jar" -xf "$jar" META-INF/MANIFEST.MF 2>/dev/null \
+        && sed -n 's/^Implementation-Version: *//p' META-INF/MANIFEST.MF | tr -d '\r'; rm -rf "$rootfs/tmp/META-INF")
     command -v docker >/dev/null || die "no docker command: use --no-import, or install Docker"
     tar -C "$rootfs" --numeric-owner --owner=0 --group=0 -c . \
         | docker import \
             --change "ENTRYPOINT $ENTRYPOINT" \
             --change "CMD $CMD" \
             --change "LABEL org.opencontainers.image.title=driver-alias-agent" \
+            --change "LABEL org.opencontainers.image.version=$version" \
+            --change "LABEL org.opencontainers.image.licenses=Apache-2.0" \
             - "$tag" >/dev/null
     echo "build-rootfs.sh: imported $tag"
 fi

@@ -58,6 +58,10 @@ public final class Main {
             out.print(ConfigParser.usage());
             return ExitCodes.HEALTHY;
         }
+        if (args.contains("--version")) {
+            out.println("driver-alias-agent " + ConfigParser.version());
+            return ExitCodes.HEALTHY;
+        }
         AgentConfig config;
         try {
             config = ConfigParser.parse(args, env);
@@ -65,7 +69,7 @@ public final class Main {
             err.println("driver-alias-agent: " + e.getMessage());
             return ExitCodes.USAGE;
         }
-        LogSetup.configure(config.logFormat());
+        LogSetup.configure(config.logFormat(), config.logLevel());
         if (config.root().isPresent()) {
             return new RootRepairCommand(config, loaderCache(config), out, err).run();
         }
@@ -93,6 +97,7 @@ public final class Main {
              PodEvents podEvents = PodEventsFactory.create(config.kubernetes(), config.nodeName(), metrics, clock,
                      System.getenv());
              DockerApi docker = DockerApi.create(config.dockerHost(), config.dockerApiVersion())) {
+            metrics.resyncInterval(config.resyncInterval());
             Agent agent = new Agent(docker, new DockerContainerEvents(docker), repairer(config, docker, metrics, true),
                     new ExaminationReporter(metrics, podEvents), metrics, clock,
                     config.workers(), config.resyncInterval(), config.shutdownGrace());

@@ -1,6 +1,6 @@
 package io.driveralias.agent.cli;
 
-/** The exit codes of DESIGN.md: scripts and Kubernetes probes depend on them. */
+/** The exit codes of the README's Commands table: scripts and Kubernetes probes depend on them. */
 public final class ExitCodes {
 
     public static final int HEALTHY = 0;

@@ -27,6 +27,7 @@ public record AgentConfig(
         KubernetesMode kubernetes,
         Optional<String> nodeName,
         LogFormat logFormat,
+        LogLevel logLevel,
         String hostProc,
         boolean forceWalkResolver,
         int workers,
@@ -34,7 +35,7 @@ public record AgentConfig(
         /** A Docker API version to speak instead of negotiating one (old daemons, tests). */
         Optional<String> dockerApiVersion) {
 
-    /** Where the NVIDIA runtimes put driver files (DESIGN.md); {@code --lib-dir} adds more. */
+    /** Where the NVIDIA runtimes put driver files (docs/design.md); {@code --lib-dir} adds more. */
     public static final List<String> DEFAULT_LIBRARY_DIRECTORIES = List.of(
             "/usr/lib/x86_64-linux-gnu",
             "/usr/lib/aarch64-linux-gnu",
@@ -48,6 +49,9 @@ public record AgentConfig(
     public enum KubernetesMode { AUTO, ON, OFF }
 
     public enum LogFormat { TEXT, JSON }
+
+    /** The agent's own log threshold; libraries stay at WARN whatever it is (logback.xml). */
+    public enum LogLevel { ERROR, WARN, INFO, DEBUG, TRACE }
 
     public AgentConfig {
         containerIds = List.copyOf(containerIds);

@@ -5,6 +5,7 @@ import io.driveralias.agent.config.AgentConfig.KubernetesMode;
 import io.driveralias.agent.config.AgentConfig.LdconfigMode;
 import io.driveralias.agent.config.AgentConfig.LogFormat;
 import io.driveralias.agent.docker.DockerApi;
+import io.driveralias.agent.config.AgentConfig.LogLevel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -48,6 +49,7 @@ public final class ConfigParser {
             new Option("kubernetes", "auto", false, false, "auto|on|off: Kubernetes Events on the pod"),
             new Option("node-name", null, false, false, "this node's name (default: $NODE_NAME)"),
             new Option("log-format", "text", false, false, "text|json"),
+            new Option("log-level", "info", false, false, "error|warn|info|debug|trace"),
             new Option("host-proc", "/proc", false, false, "where the host's processes are visible"),
             new Option("root", null, false, false, "repair an unpacked root filesystem instead of containers"),
             new Option("resolver", "auto", false, false, "auto|walk: force the pre-openat2 path walk (tests)"),
@@ -154,6 +156,7 @@ public final class ConfigParser {
                 parseEnum(KubernetesMode.class, "kubernetes", v.single("kubernetes")),
                 v.optional("node-name").or(() -> Optional.ofNullable(env.get("NODE_NAME")).filter(s -> !s.isBlank())),
                 parseEnum(LogFormat.class, "log-format", v.single("log-format")),
+                parseEnum(LogLevel.class, "log-level", v.single("log-level")),
                 v.single("host-proc"), resolver.equals("walk"), workers,
                 duration("shutdown-grace", v.single("shutdown-grace")), apiVersion);
     }
@@ -287,6 +290,12 @@ public final class ConfigParser {
         return new String[] {host.isEmpty() ? "0.0.0.0" : host, listen.substring(colon + 1)};
     }
 
+    /** The jar's version (its manifest's Implementation-Version), {@code dev} when run from classes. */
+    public static String version() {
+        String version = ConfigParser.class.getPackage().getImplementationVersion();
+        return version == null ? "dev" : version;
+    }
+
     /** The option table as help text. */
     public static String usage() {
         StringBuilder b = new StringBuilder("""
@@ -294,6 +303,7 @@ public final class ConfigParser {
                        driver-alias-agent check [ID...] [--json]
                        driver-alias-agent repair [ID...] [--dry-run] [--json]
                        driver-alias-agent repair --root DIR [--dry-run] [--json] [--driver-version V] [--lib-dir D]... [--dev-links]
+                       driver-alias-agent --version | --help
 
                 options (each also as DRIVER_ALIAS_<OPTION>; flag > environment > default):
                 """);

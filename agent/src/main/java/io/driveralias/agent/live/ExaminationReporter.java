@@ -54,7 +54,7 @@ public final class ExaminationReporter {
                 count(e);
             }
             if (e.outcome() == ContainerOutcome.FAILED) {
-                metrics.unrepaired(ref);
+                metrics.unrepaired(ref, e.report().map(RepairReport::failureReasons).orElse(java.util.Set.of()));
             } else {
                 metrics.resolved(ref.id());
             }

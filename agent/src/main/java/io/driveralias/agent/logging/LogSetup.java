@@ -1,5 +1,6 @@
 package io.driveralias.agent.logging;
 
+import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
 import ch.qos.logback.classic.encoder.JsonEncoder;
@@ -9,10 +10,11 @@ import ch.qos.logback.core.Context;
 import ch.qos.logback.core.OutputStreamAppender;
 import ch.qos.logback.core.encoder.Encoder;
 import io.driveralias.agent.config.AgentConfig.LogFormat;
+import io.driveralias.agent.config.AgentConfig.LogLevel;
 import org.slf4j.LoggerFactory;
 
 /**
- * Applies {@code --log-format}. {@code logback.xml} writes text to stderr through the
+ * Applies {@code --log-format} and {@code --log-level}. {@code logback.xml} writes text to stderr through the
  * appender {@value #APPENDER}; {@code json} gives that appender a JSON encoder instead: one
  * object per line with the time, level, thread, logger, MDC ({@code container_id},
  * {@code pod}), the formatted message and the exception.
@@ -28,8 +30,14 @@ public final class LogSetup {
     }
 
     /** Call once at startup, before threads log. */
-    public static void configure(LogFormat format) {
-        if (format != LogFormat.JSON || !(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
+    public static void configure(LogFormat format, LogLevel level) {
+        if (!(LoggerFactory.getILoggerFactory() instanceof LoggerContext context)) {
+            return;
+        }
+        // The root's level: the agent's own loggers follow it; the chatty libraries keep the
+        // WARN that logback.xml gives them, so debug shows the agent's decisions, not HTTP.
+        context.getLogger(Logger.ROOT_LOGGER_NAME).setLevel(Level.toLevel(level.name(), Level.INFO));
+        if (format != LogFormat.JSON) {
             return;
         }
         Appender<ILoggingEvent> appender = context.getLogger(Logger.ROOT_LOGGER_NAME).getAppender(APPENDER);

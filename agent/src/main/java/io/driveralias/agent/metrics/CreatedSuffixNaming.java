@@ -8,7 +8,7 @@ import io.micrometer.core.instrument.config.NamingConvention;
  * word. The Prometheus client strips {@code _created} (like {@code _total}) from every name,
  * since OpenMetrics writes a counter's start time as {@code <name>_created}; that would turn
  * {@code driver.alias.links.created} into {@code driver_alias_links_total} instead of the
- * {@code driver_alias_links_created_total} DESIGN.md promises. The counter's own samples
+ * {@code driver_alias_links_created_total} docs/monitoring.md promises. The counter's own samples
  * ({@code _total}, and {@code _created_created} if start times were on) stay unambiguous.
  */
 final class CreatedSuffixNaming implements NamingConvention {

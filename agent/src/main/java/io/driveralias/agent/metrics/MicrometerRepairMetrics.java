@@ -16,14 +16,16 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collection;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * {@link RepairMetrics} as Prometheus metrics, through Micrometer. The names as scraped are
- * the contract in DESIGN.md; Micrometer adds {@code _total} to counters and {@code _seconds}
+ * the contract in docs/monitoring.md; Micrometer adds {@code _total} to counters and {@code _seconds}
  * to timers, so the meters here are named without them; {@link CreatedSuffixNaming} keeps
  * the {@code _created} of {@code driver_alias_links_created_total}.
  *
@@ -52,6 +54,7 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     private static final String REPAIR_FAILURES = "driver.alias.repair.failures";
     private static final String UNREPAIRED_CONTAINERS = "driver.alias.unrepaired.containers";
     private static final String CONTAINER_UNREPAIRED = "driver.alias.container.unrepaired";
+    private static final String RESYNC_INTERVAL = "driver.alias.resync.interval.seconds";
     private static final String DOCKER_EVENTS = "driver.alias.docker.events";
     private static final String KUBERNETES_EVENTS = "driver.alias.kubernetes.events";
     private static final String QUEUE_REFUSED = "driver.alias.queue.refused";
@@ -70,6 +73,8 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     private final Timer repairDuration;
     private final Timer exposure;
     private final AtomicInteger dockerUp = new AtomicInteger();
+    /** Milliseconds of --resync-interval; the gauge is registered when it is first set. */
+    private final AtomicLong resyncMillis = new AtomicLong(-1);
     private final AtomicReference<Instant> lastReconcile = new AtomicReference<>();
     private final Map<String, ContainerSeries> unrepaired = new ConcurrentHashMap<>();
     /** Replaced under this object's lock when the driver version changes. */
@@ -170,8 +175,8 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     }
 
     @Override
-    public void unrepaired(ContainerRef container) {
-        Tags tags = containerTags(container);
+    public void unrepaired(ContainerRef container, Collection<FailureReason> reasons) {
+        Tags tags = containerTags(container).and("reason", RepairMetrics.mainReason(reasons).label());
         unrepaired.compute(container.id(), (id, old) -> {
             if (old != null && old.tags().equals(tags)) {
                 return old;
@@ -193,6 +198,18 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
             registry.remove(series.gauge());
             return null;
         });
+    }
+
+    @Override
+    public void resyncInterval(Duration interval) {
+        // Registered once told, not before: the alert that uses it must not see a 0.
+        if (resyncMillis.getAndSet(interval.toMillis()) >= 0) {
+            return;
+        }
+        Gauge.builder(RESYNC_INTERVAL, resyncMillis, millis -> millis.get() / 1000.0)
+                .description("The configured period of the full reconcile (--resync-interval)")
+                .strongReference(true)
+                .register(registry);
     }
 
     @Override

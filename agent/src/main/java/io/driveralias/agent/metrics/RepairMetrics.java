@@ -5,12 +5,14 @@ import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.FailureReason;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.Collection;
+import java.util.List;
 
 /**
  * What the agent reports about its work. The core talks to this interface only; the
  * Micrometer/Prometheus implementation lives in {@code MicrometerRepairMetrics} and overrides
  * every method; the defaults report nothing ({@link #NOOP}, test doubles). Names and
- * labels: DESIGN.md.
+ * labels: docs/monitoring.md.
  */
 public interface RepairMetrics {
 
@@ -32,11 +34,38 @@ public interface RepairMetrics {
 
     /**
      * The container is running, in scope, and still missing an alias: sets
-     * {@code driver_alias_container_unrepaired{...}} to 1 (idempotent) and keeps
+     * {@code driver_alias_container_unrepaired{namespace,pod,container,container_id,reason}} to 1
+     * (idempotent; a new reason replaces the container's series, never adds one) and keeps
      * {@code driver_alias_unrepaired_containers} equal to the number of such series.
+     *
+     * @param reasons why it failed, in the report's order; the label is {@link #mainReason}'s pick
      */
-    default void unrepaired(ContainerRef container) {
+    default void unrepaired(ContainerRef container, Collection<FailureReason> reasons) {
     }
+
+    /** {@code driver_alias_resync_interval_seconds}: the configured {@code --resync-interval}. */
+    default void resyncInterval(Duration interval) {
+    }
+
+    /**
+     * The one reason an unrepaired container's series carries: the first in this order. What the
+     * image's owner must fix comes first (conflict, read_only, unsafe_path), then what the node's
+     * operator must (permission, io, docker_error), then container_gone, which fixes itself.
+     * A failure with no reason recorded counts as {@code io}.
+     */
+    static FailureReason mainReason(Collection<FailureReason> reasons) {
+        for (FailureReason candidate : REASON_PRECEDENCE) {
+            if (reasons.contains(candidate)) {
+                return candidate;
+            }
+        }
+        return FailureReason.IO;
+    }
+
+    /** {@link #mainReason}'s order; every reason appears once. */
+    List<FailureReason> REASON_PRECEDENCE = List.of(FailureReason.CONFLICT, FailureReason.READ_ONLY,
+            FailureReason.UNSAFE_PATH, FailureReason.PERMISSION, FailureReason.IO, FailureReason.DOCKER_ERROR,
+            FailureReason.CONTAINER_GONE);
 
     /** The container was fixed, or is gone: its unrepaired series disappears. */
     default void resolved(String containerId) {

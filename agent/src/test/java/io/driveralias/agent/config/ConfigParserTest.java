@@ -23,6 +23,7 @@ class ConfigParserTest {
         assertThat(c.resyncInterval()).isEqualTo(Duration.ofSeconds(60));
         assertThat(c.kubernetes()).isEqualTo(AgentConfig.KubernetesMode.AUTO);
         assertThat(c.logFormat()).isEqualTo(AgentConfig.LogFormat.TEXT);
+        assertThat(c.logLevel()).isEqualTo(AgentConfig.LogLevel.INFO);
         assertThat(c.hostProc()).isEqualTo("/proc");
         assertThat(c.devLinks()).isFalse();
         assertThat(c.driverVersion()).isEmpty();
@@ -40,6 +41,16 @@ class ConfigParserTest {
             assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--docker-api-version", bad), Map.of()))
                     .as(bad).hasMessageContaining("1.24 to 1.43");
         }
+    }
+
+    @Test
+    void theLogLevelComesFromItsFlagOrVariableAndIsOneOfFive() throws Exception {
+        assertThat(ConfigParser.parse(List.of("run"), Map.of("DRIVER_ALIAS_LOG_LEVEL", "debug")).logLevel())
+                .isEqualTo(AgentConfig.LogLevel.DEBUG);
+        assertThat(ConfigParser.parse(List.of("run", "--log-level", "WARN"), Map.of("DRIVER_ALIAS_LOG_LEVEL", "debug"))
+                .logLevel()).isEqualTo(AgentConfig.LogLevel.WARN);
+        assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--log-level=verbose"), Map.of()))
+                .isInstanceOf(ConfigException.class).hasMessageContaining("error, warn, info, debug, trace");
     }
 
     @Test

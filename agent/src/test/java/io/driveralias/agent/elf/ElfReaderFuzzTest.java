@@ -21,14 +21,10 @@ import java.util.List;
 import java.util.Optional;
 import java.util.stream.Stream;
 
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.Tuple;
-import net.jqwik.api.constraints.Size;
+import io.driveralias.agent.testing.SeededCases;
+import java.util.SplittableRandom;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Mutates valid ELF files and checks the reader's contract: an answer that is a plain name, or
@@ -36,6 +32,9 @@ import net.jqwik.api.constraints.Size;
  *
  * <p>Random offsets rarely land on the few dozen bytes that steer the reader, so most mutations
  * target the byte ranges the reader actually read from the unmutated file (recorded once).
+ *
+ * <p>Each case is one seed ({@link SeededCases}): the seed in a failing case's name rebuilds its
+ * input exactly.
  */
 class ElfReaderFuzzTest {
 
@@ -163,48 +162,66 @@ class ElfReaderFuzzTest {
         }
     }
 
-    @Provide
-    Arbitrary<Integer> bases() {
-        return Arbitraries.integers().between(0, Corpus.BASES.size() - 1);
+    private static int base(SplittableRandom random) {
+        return random.nextInt(Corpus.BASES.size());
     }
 
-    @Provide
-    Arbitrary<List<Mutation>> mutations() {
-        Arbitrary<Target> target = Combinators.combine(
-                Arbitraries.integers().between(0, 9).map(n -> n < 8),
-                Arbitraries.integers().greaterOrEqual(0),
-                Arbitraries.integers().greaterOrEqual(0)).as(Target::new);
-        Arbitrary<Long> value = Arbitraries.oneOf(Arbitraries.of(Arrays.stream(EXTREMES).boxed().toList()),
-                Arbitraries.longs(), Arbitraries.longs().between(0, 4096));
-        Arbitrary<Mutation> flip = Combinators.combine(target, Arbitraries.integers().between(1, 255))
-                .as(Flip::new);
-        Arbitrary<Mutation> overwrite = Combinators.combine(target, Arbitraries.of(1, 2, 4, 8), value)
-                .as(Overwrite::new);
-        Arbitrary<Mutation> truncate = Arbitraries.longs().map(Truncate::new);
-        Arbitrary<Mutation> any = Arbitraries.frequencyOf(
-                Tuple.of(4, flip), Tuple.of(5, overwrite),
-                Tuple.of(1, truncate));
-        return any.list().ofMinSize(1).ofMaxSize(4);
+    private static Target target(SplittableRandom random) {
+        return new Target(random.nextInt(10) < 8, random.nextInt(Integer.MAX_VALUE), random.nextInt(Integer.MAX_VALUE));
     }
 
-    @Property(tries = 2000)
-    void mutatedElfIsAnsweredOrRejectedCleanly(@ForAll("bases") int baseIndex,
-            @ForAll("mutations") List<Mutation> mutations) {
-        Base base = Corpus.BASES.get(baseIndex);
+    /** An extreme value, any value, or a small offset-like one, a third of the time each. */
+    private static long value(SplittableRandom random) {
+        return switch (random.nextInt(3)) {
+            case 0 -> EXTREMES[random.nextInt(EXTREMES.length)];
+            case 1 -> random.nextLong();
+            default -> random.nextLong(4097);
+        };
+    }
+
+    /** One to four edits: flips, overwrites and truncations in the proportion 4:5:1. */
+    static List<Mutation> mutations(SplittableRandom random) {
+        return SeededCases.listOf(random, 1, 4, r -> {
+            int pick = r.nextInt(10);
+            if (pick < 4) {
+                return new Flip(target(r), 1 + r.nextInt(255));
+            }
+            if (pick < 9) {
+                return new Overwrite(target(r), SeededCases.oneOf(r, List.of(1, 2, 4, 8)), value(r));
+            }
+            return new Truncate(r.nextLong());
+        });
+    }
+
+    static Stream<Long> mutationSeeds() {
+        return SeededCases.seeds(3000);
+    }
+
+    static Stream<Long> tailSeeds() {
+        return SeededCases.seeds(1000);
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("mutationSeeds")
+    void mutatedElfIsAnsweredOrRejectedCleanly(long seed) {
+        SplittableRandom random = new SplittableRandom(seed);
+        Base base = Corpus.BASES.get(base(random));
         byte[] bytes = base.bytes().clone();
-        for (Mutation m : mutations) {
+        for (Mutation m : mutations(random)) {
             bytes = m.apply(bytes, base);
         }
         assertContract(bytes);
     }
 
-    @Property(tries = 500)
-    void randomBytesBehindAValidIdentAreRejectedCleanly(@ForAll("bases") int baseIndex,
-            @ForAll @Size(max = 600) List<Byte> tail) {
-        byte[] ident = Arrays.copyOf(Corpus.BASES.get(baseIndex).bytes(), 16);
-        byte[] bytes = Arrays.copyOf(ident, 16 + tail.size());
-        for (int i = 0; i < tail.size(); i++) {
-            bytes[16 + i] = tail.get(i);
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("tailSeeds")
+    void randomBytesBehindAValidIdentAreRejectedCleanly(long seed) {
+        SplittableRandom random = new SplittableRandom(seed);
+        byte[] ident = Arrays.copyOf(Corpus.BASES.get(base(random)).bytes(), 16);
+        int tail = random.nextInt(4) == 0 ? 600 : random.nextInt(601);
+        byte[] bytes = Arrays.copyOf(ident, 16 + tail);
+        for (int i = 0; i < tail; i++) {
+            bytes[16 + i] = (byte) random.nextInt(256);
         }
         assertContract(bytes);
     }

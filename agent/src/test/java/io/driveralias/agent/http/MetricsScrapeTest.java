@@ -59,7 +59,8 @@ class MetricsScrapeTest {
         metrics.linkCreated("libnvidia-nvvm.so.4");
         metrics.linkReplaced("libnvidia-ml.so.1");
         metrics.repairFailed(FailureReason.READ_ONLY);
-        metrics.unrepaired(CONTAINER);
+        metrics.unrepaired(CONTAINER, java.util.List.of(FailureReason.READ_ONLY));
+        metrics.resyncInterval(Duration.ofSeconds(60));
         metrics.repairDuration(Duration.ofMillis(18));
         metrics.exposure(Duration.ZERO);
         metrics.dockerConnected(true);
@@ -85,11 +86,12 @@ class MetricsScrapeTest {
     void theContainerSeriesComesAndGoes() throws Exception {
         assertThat(ScrapedText.parse(scrape().body()).samples("driver_alias_container_unrepaired")).isEmpty();
 
-        metrics.unrepaired(CONTAINER);
+        metrics.unrepaired(CONTAINER, java.util.List.of(FailureReason.READ_ONLY));
 
         ScrapedText broken = ScrapedText.parse(scrape().body());
         assertThat(broken.samples("driver_alias_container_unrepaired")).singleElement().satisfies(s -> assertThat(s.labels())
-                .isEqualTo(Map.of("namespace", "batch", "pod", "job-7", "container", "cuda", "container_id", CONTAINER.id())));
+                .isEqualTo(Map.of("namespace", "batch", "pod", "job-7", "container", "cuda", "container_id", CONTAINER.id(),
+                        "reason", "read_only")));
         assertThat(broken.value("driver_alias_unrepaired_containers", Map.of())).isEqualTo(1);
 
         metrics.resolved(CONTAINER.id());

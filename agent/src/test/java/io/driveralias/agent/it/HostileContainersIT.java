@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * The hostile cases of DESIGN.md that need a live container. One agent serves them all, in
+ * The hostile cases of the threat model (docs/threat-model.md) that need a live container. One agent serves them all, in
  * turn; after each, a sentinel directory on the host must be exactly as it was, and a plain
  * GPU container started afterwards must still be repaired.
  */

@@ -46,7 +46,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The DaemonSet's privileges are enough, and each one is needed. The agent runs in a container
  * of the test dockerd, from its registry-less image ({@link AgentImage}), with exactly the
- * agent container's settings in {@code k8s/040-daemonset.yaml} ({@link DaemonSetAgent}:
+ * agent container's settings in {@code k8s/base/040-daemonset.yaml} ({@link DaemonSetAgent}:
  * capabilities, uid 0, no-new-privileges, read-only root, host PID namespace, seccomp, the
  * Docker socket and Docker's layer directory, a size-limited /tmp, the environment, the memory
  * limit), and repairs sibling containers through the socket. Then once without each added

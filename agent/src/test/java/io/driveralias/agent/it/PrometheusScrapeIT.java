@@ -14,6 +14,7 @@ import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DockerHarness;
 import io.driveralias.agent.testing.PrometheusServer;
 import io.driveralias.agent.testing.PrometheusServer.Sample;
+import io.driveralias.agent.testing.ServiceMonitorScrape;
 import io.driveralias.agent.testing.TestImages;
 import java.io.IOException;
 import java.net.URI;
@@ -51,9 +52,10 @@ import org.junit.jupiter.api.extension.TestWatcher;
 
 /**
  * The whole observability path end to end: a real Prometheus scrapes the real agent (the
- * packaged jar, on the harness' dockerd) with the scrape configuration the README asks for
- * (job {@code driver-alias-agent}, {@code honor_labels: true}, and the target labels the
- * Prometheus Operator adds), evaluates the shipped alert rules, and answers every PromQL
+ * packaged jar, on the harness' dockerd) with the scrape job the Prometheus Operator makes of
+ * the shipped ServiceMonitor ({@link ServiceMonitorScrape}: its honorLabels, jobLabel and
+ * relabelings, applied by the real Prometheus to the labels Kubernetes service discovery would
+ * give the agent's pod), evaluates the shipped alert rules, and answers every PromQL
  * expression of the dashboard and the rules while containers of every kind are being
  * repaired, refused, skipped and lost.
  *
@@ -76,9 +78,12 @@ class PrometheusScrapeIT {
     /** The same with a stale libcuda.so.1 in the image: it points at another driver's file, which is not there. */
     private static final String STALE_IMAGE = "daa-test/prom-scrape-stale:1";
     private static final String STALE_TARGET = "libcuda.so.470.57.02";
-    /** What the Prometheus Operator puts on a PodMonitor's targets, plus the README's optional node. */
-    private static final Map<String, String> TARGET_LABELS = Map.of(
-            "namespace", "driver-alias", "pod", "driver-alias-agent-x7k2p", "container", "agent", "node", "test-node");
+    /** The shipped ServiceMonitor and the Service it selects. */
+    private static final String SERVICE_MONITOR = "k8s/overlays/prometheus-operator/servicemonitor.yaml";
+    private static final String SERVICE = "k8s/base/050-service.yaml";
+    /** The agent's own pod, as service discovery names it: the labels a scrape without honorLabels would impose. */
+    private static final String AGENT_NAMESPACE = "driver-alias";
+    private static final String AGENT_POD = "driver-alias-agent-x7k2p";
     /** GPU containers missing all four aliases; one more comes with a stale libcuda.so.1. */
     private static final int GPU_CONTAINERS = 3;
     private static final int REPAIRED = GPU_CONTAINERS + 1;
@@ -137,9 +142,23 @@ class PrometheusScrapeIT {
         agent = AgentProcess.start(docker, "--docker-host", "unix://" + link, "--ldconfig", "off",
                 "--include-image", "daa-test/prom-scrape*");
         instance = "127.0.0.1:" + agent.port();
-        prometheus = PrometheusServer.start(new PrometheusServer.Config(JOB, instance, TARGET_LABELS, true,
+        // The ServiceMonitor's 30 s interval would make this test slow: 1 s here, all else as shipped.
+        prometheus = PrometheusServer.start(new PrometheusServer.Config(
+                ServiceMonitorScrape.translate(RepoFiles.read(SERVICE_MONITOR), instance, agentPod()),
                 Duration.ofSeconds(1), List.of(RepoFiles.path(PromQueries.RULES))));
         log("agent (pid " + agent.pid() + ") on " + instance + ", Prometheus on " + prometheus.url());
+    }
+
+    /** The agent pod behind the shipped Service, as Kubernetes service discovery reports it. */
+    @SuppressWarnings("unchecked")
+    private static ServiceMonitorScrape.DiscoveredPod agentPod() {
+        Map<String, Object> service = (Map<String, Object>) new org.snakeyaml.engine.v2.api.Load(
+                org.snakeyaml.engine.v2.api.LoadSettings.builder().build()).loadFromString(RepoFiles.read(SERVICE));
+        Map<String, Object> metadata = (Map<String, Object>) service.get("metadata");
+        Map<String, Object> port = ((List<Map<String, Object>>) ((Map<String, Object>) service.get("spec")).get("ports"))
+                .getFirst();
+        return new ServiceMonitorScrape.DiscoveredPod(AGENT_NAMESPACE, (String) metadata.get("name"),
+                (Map<String, String>) metadata.get("labels"), AGENT_POD, "agent", "test-node", (String) port.get("name"));
     }
 
     @AfterAll
@@ -177,8 +196,12 @@ class PrometheusScrapeIT {
         awaitProbe("/healthz", 200, LONG);
         assertThat(probe("/readyz")).as("/readyz before Docker is reachable").isEqualTo(503);
 
-        prometheus.await("Prometheus to scrape the agent", "up{job=\"" + JOB + "\"} == 1", nonEmpty(), LONG,
-                this::diagnostics);
+        List<Sample> up = prometheus.await("Prometheus to scrape the agent", "up{job=\"" + JOB + "\"} == 1", nonEmpty(),
+                LONG, this::diagnostics);
+        // The operator's target labels, from the ServiceMonitor: on series the agent does not label itself.
+        assertThat(up).singleElement().satisfies(s -> assertThat(s.labels()).containsEntry("namespace", AGENT_NAMESPACE)
+                .containsEntry("pod", AGENT_POD).containsEntry("container", "agent").containsEntry("service",
+                        "driver-alias-agent").containsEntry("endpoint", "metrics").containsEntry("node", "test-node"));
         // DriverAliasDockerDisconnected's expression sees the disconnected agent, with the
         // scrape's labels: the job, the instance and the node from the target.
         List<Sample> down = prometheus.await("driver_alias_docker_up == 0 in Prometheus", "driver_alias_docker_up == 0",
@@ -300,6 +323,7 @@ class PrometheusScrapeIT {
             // the agent's own pod (which the target labels say).
             assertThat(s.labels()).containsEntry("namespace", POD_NAMESPACE).containsEntry("pod", POD_NAME)
                     .containsEntry("container", POD_CONTAINER).containsEntry("container_id", readOnlyId)
+                    .containsEntry("reason", "read_only")
                     .containsEntry("job", JOB).containsEntry("instance", instance).containsEntry("node", "test-node");
             assertThat(s.labels().keySet()).noneMatch(k -> k.startsWith("exported_"));
             assertThat(readOnlyId).matches("[0-9a-f]{64}");
@@ -410,7 +434,7 @@ class PrometheusScrapeIT {
             }
             Set<String> types = new LinkedHashSet<>();
             entries.forEach(e -> types.add(e.path("type").asText()));
-            // DESIGN.md's gauge: the text format says gauge; OpenMetrics' type for a *_info
+            // The documented gauge (docs/monitoring.md): the text format says gauge; OpenMetrics' type for a *_info
             // metric that is always 1 is "info", which Prometheus keeps.
             Set<String> accepted = name.equals("driver_alias_build_info") ? Set.of("gauge", "info") : Set.of(type);
             if (types.size() != 1 || !accepted.containsAll(types)) {
@@ -432,7 +456,7 @@ class PrometheusScrapeIT {
         });
         assertThat(problems).as("Prometheus metadata of driver_alias_*: " + ours).isEmpty();
 
-        // The text format (what promtool and older scrapers read) declares DESIGN.md's types.
+        // The text format (what promtool and older scrapers read) declares the documented types (docs/monitoring.md).
         Map<String, String> declared = ScrapedText.parse(scrapeText()).types();
         assertThat(declared).containsAllEntriesOf(DesignMetrics.TYPES);
     }
@@ -458,6 +482,7 @@ class PrometheusScrapeIT {
      */
     private static final Map<String, String> EXPECTED_EMPTY = Map.of(
             "alert DriverAliasAgentDown", "the agent is up and scraped",
+            "alert DriverAliasAgentMissing", "no kube-state-metrics here (promtool's tests make it fire)",
             "alert DriverAliasDockerDisconnected", "Docker is connected (the first test saw it match, and pend, while it was not)",
             "alert DriverAliasReconcileStale", "the agent reconciles every 5 s");
 
@@ -467,13 +492,13 @@ class PrometheusScrapeIT {
         Assumptions.assumeTrue(scenarioReady, "needs the scenario of the previous tests");
         List<PromQueries.Query> queries = PromQueries.all();
         assertThat(queries).hasSizeGreaterThan(20);
-        // One node, exactly (its instance as a regex), and "All" as Grafana fills it in. The rate
+        // One node, exactly (its name, which the ServiceMonitor's relabeling sets), and "All" as Grafana fills it in. The rate
         // window spans the whole scenario, so that the quantiles have observations to work on.
-        String oneNode = instance.replace(".", "\\\\.");
+        String oneNode = "test-node";
         List<Map<String, String>> variableSets = List.of(
-                Map.of("instance", oneNode, "__rate_interval", "10m", "__interval", "1m", "__range", "1h",
+                Map.of("node", oneNode, "__rate_interval", "10m", "__interval", "1m", "__range", "1h",
                         "datasource", "prometheus"),
-                Map.of("instance", PromQueries.GRAFANA_DEFAULTS.get("instance"), "__rate_interval", "10m",
+                Map.of("node", PromQueries.GRAFANA_DEFAULTS.get("node"), "__rate_interval", "10m",
                         "__interval", "1m", "__range", "1h", "datasource", "prometheus"));
         List<String> problems = new ArrayList<>();
         Set<String> emptyKeysUsed = new LinkedHashSet<>();
@@ -505,7 +530,7 @@ class PrometheusScrapeIT {
                 } else if (result.stream().anyMatch(s -> !Double.isFinite(s.value()))) {
                     problems.add(q.origin() + ": not a number: " + result + "\n    " + expr);
                 }
-                if (variables.get("instance").equals(oneNode)) {
+                if (variables.get("node").equals(oneNode)) {
                     log(String.format("%-70s %s", q.origin(), result.isEmpty() ? "(empty)" : result.size() + " series, e.g. "
                             + result.getFirst().value()));
                 }

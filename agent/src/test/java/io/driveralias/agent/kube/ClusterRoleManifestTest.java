@@ -10,7 +10,7 @@ class ClusterRoleManifestTest {
 
     @Test
     void onlyCreateAndPatchOnCoreEvents() throws Exception {
-        ClusterRole role = Manifests.load("020-clusterrole.yaml", ClusterRole.class);
+        ClusterRole role = Manifests.only(Manifests.render("base"), "ClusterRole", ClusterRole.class);
 
         assertThat(role.getAggregationRule()).isNull();
         assertThat(role.getRules()).singleElement().satisfies(rule -> {

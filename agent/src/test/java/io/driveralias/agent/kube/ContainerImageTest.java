@@ -50,17 +50,42 @@ class ContainerImageTest {
     }
 
     @Test
-    void bothLinkTheRuntimeWithTheSameScript() throws Exception {
-        assertThat(Files.readString(AGENT.resolve("Dockerfile"))).contains("agent/image/jlink-runtime.sh /opt/java");
+    void bothBuildTheTreeWithTheSameScript() throws Exception {
+        String dockerfile = Files.readString(AGENT.resolve("Dockerfile"));
+        assertThat(dockerfile).contains("RUN agent/image/build-rootfs.sh --jar agent/target/driver-alias-agent.jar"
+                + " --rootfs /rootfs --no-import").contains("COPY --from=build /rootfs/ /");
         assertThat(Files.readString(AGENT.resolve("image/build-rootfs.sh")))
                 .contains("\"$here/jlink-runtime.sh\" \"$rootfs/opt/java\"");
         assertThat(Files.isExecutable(AGENT.resolve("image/jlink-runtime.sh"))).isTrue();
         assertThat(Files.isExecutable(AGENT.resolve("image/build-rootfs.sh"))).isTrue();
     }
 
+    /** Reproducible builds: every base image by an exact version tag or a digest, never a moving tag. */
+    @Test
+    void everyBaseImageIsPinned() throws Exception {
+        Matcher from = Pattern.compile("(?m)^FROM (\\S+)").matcher(Files.readString(AGENT.resolve("Dockerfile")));
+        int bases = 0;
+        while (from.find()) {
+            bases++;
+            String image = from.group(1);
+            assertThat(image.equals("scratch") || image.contains("@sha256:")
+                    || image.matches("[^:@]+:\\d+\\.\\d+\\.\\d+[^:@]*")).as("FROM %s is pinned", image).isTrue();
+        }
+        assertThat(bases).isPositive();
+    }
+
+    @Test
+    void carriesTheOciLabelsForSourceVersionAndLicense() throws Exception {
+        String dockerfile = Files.readString(AGENT.resolve("Dockerfile"));
+        assertThat(dockerfile).contains("org.opencontainers.image.source=", "org.opencontainers.image.version=\"${VERSION}\"",
+                "org.opencontainers.image.licenses=\"Apache-2.0\"");
+        assertThat(Files.readString(AGENT.resolve("image/build-rootfs.sh")))
+                .contains("org.opencontainers.image.version=$version", "org.opencontainers.image.licenses=Apache-2.0");
+    }
+
     @Test
     void theDaemonSetKeepsTheImagesEntrypoint() throws Exception {
-        Container agent = Manifests.load("040-daemonset.yaml", DaemonSet.class)
+        Container agent = Manifests.only(Manifests.render("base"), "DaemonSet", DaemonSet.class)
                 .getSpec().getTemplate().getSpec().getContainers().getFirst();
 
         assertThat(agent.getCommand()).isNullOrEmpty();

@@ -16,8 +16,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 
-/** The install manifests in {@code k8s/}, read the way the tests need them. */
+/**
+ * The install manifests in {@code k8s/}, read the way the tests need them: one file as it is,
+ * or a whole variant (the base or an overlay) as {@code kubectl kustomize} renders it.
+ */
 final class Manifests {
+
+    /** Every variant an operator can apply with {@code kubectl apply -k k8s/<variant>}. */
+    static final List<String> VARIANTS = List.of(
+            "base", "overlays/prometheus-operator", "overlays/kube-prometheus-stack", "overlays/namespace");
 
     static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
 
@@ -28,24 +35,44 @@ final class Manifests {
     static Path directory() {
         Path base = Path.of(System.getProperty("basedir", ".")).toAbsolutePath();
         for (Path dir = base; dir != null; dir = dir.getParent()) {
-            if (Files.isRegularFile(dir.resolve("k8s/kustomization.yaml"))) {
+            if (Files.isRegularFile(dir.resolve("k8s/base/kustomization.yaml"))) {
                 return dir.resolve("k8s");
             }
         }
-        throw new IllegalStateException("no k8s/kustomization.yaml above " + base);
+        throw new IllegalStateException("no k8s/base/kustomization.yaml above " + base);
     }
 
-    static Map<String, Object> kustomization() throws IOException {
-        try (InputStream in = Files.newInputStream(directory().resolve("kustomization.yaml"))) {
+    static Map<String, Object> kustomization(String variant) throws IOException {
+        try (InputStream in = Files.newInputStream(directory().resolve(variant).resolve("kustomization.yaml"))) {
             return SERIALIZATION.unmarshal(in, new tools.jackson.core.type.TypeReference<Map<String, Object>>() {
             });
         }
     }
 
-    /** The files {@code kubectl apply -k} applies, as kustomization.yaml lists them. */
+    /** The files a variant's kustomization.yaml lists under {@code resources}. */
     @SuppressWarnings("unchecked")
-    static List<String> resources() throws IOException {
-        return (List<String>) kustomization().get("resources");
+    static List<String> resources(String variant) throws IOException {
+        return (List<String>) kustomization(variant).get("resources");
+    }
+
+    /** A variant as {@code kubectl apply -k} would send it, typed by fabric8. */
+    static List<HasMetadata> render(String variant) {
+        List<HasMetadata> resources = new ArrayList<>();
+        for (String document : Kustomize.build(directory().resolve(variant)).split("(?m)^---\\s*$")) {
+            if (!document.isBlank()) {
+                resources.add(SERIALIZATION.unmarshal(document));
+            }
+        }
+        return resources;
+    }
+
+    /** The one object of a kind (and type) in a rendered variant. */
+    static <T extends HasMetadata> T only(List<HasMetadata> rendered, String kind, Class<T> type) {
+        List<HasMetadata> found = rendered.stream().filter(r -> r.getKind().equals(kind)).toList();
+        if (found.size() != 1) {
+            throw new AssertionError("expected one " + kind + ", found " + found.size());
+        }
+        return type.cast(found.getFirst());
     }
 
     /** One manifest as fabric8 types it: a typed object, or a GenericKubernetesResource for CRDs. */

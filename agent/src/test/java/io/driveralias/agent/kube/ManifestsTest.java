@@ -9,99 +9,132 @@ import io.fabric8.kubernetes.api.model.Namespace;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicy;
+import io.fabric8.kubernetes.api.model.networking.v1.NetworkPolicyPeer;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
 import io.fabric8.kubernetes.api.model.rbac.ClusterRoleBinding;
 import java.nio.file.Files;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.stream.Stream;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.FieldSource;
 
-/** Every manifest {@code kubectl apply -k k8s/} applies parses into what it claims to be. */
+/**
+ * Every variant {@code kubectl apply -k k8s/<variant>} applies, rendered by the real
+ * {@code kubectl kustomize}, parses into what it claims to be and hangs together: names,
+ * namespaces, selectors and the scrape settings the alerts rely on.
+ */
 class ManifestsTest {
 
-    private static final String NAMESPACE = "driver-alias";
+    static final List<String> VARIANTS = Manifests.VARIANTS;
 
-    /** Where these go depends on where Prometheus and Grafana look: their author decides. */
-    private static final Set<String> OBSERVABILITY = Set.of(
-            "070-prometheusrule.yaml", "080-grafana-dashboard-configmap.yaml");
+    /** What each kind must parse into; a kind not listed here is not expected in any variant. */
+    private static final Map<String, Class<? extends HasMetadata>> TYPES = Map.of(
+            "Namespace", Namespace.class,
+            "ServiceAccount", ServiceAccount.class,
+            "ClusterRole", ClusterRole.class,
+            "ClusterRoleBinding", ClusterRoleBinding.class,
+            "DaemonSet", DaemonSet.class,
+            "Service", Service.class,
+            "ConfigMap", ConfigMap.class,
+            "NetworkPolicy", NetworkPolicy.class,
+            "ServiceMonitor", GenericKubernetesResource.class,
+            "PrometheusRule", GenericKubernetesResource.class);
 
-    /** What each file must hold; the observability files (070, 080) included. */
-    private static final Map<String, Class<? extends HasMetadata>> EXPECTED = Map.of(
-            "000-namespace.yaml", Namespace.class,
-            "010-serviceaccount.yaml", ServiceAccount.class,
-            "020-clusterrole.yaml", ClusterRole.class,
-            "030-clusterrolebinding.yaml", ClusterRoleBinding.class,
-            "040-daemonset.yaml", DaemonSet.class,
-            "050-service.yaml", Service.class,
-            "060-servicemonitor.yaml", GenericKubernetesResource.class,
-            "070-prometheusrule.yaml", GenericKubernetesResource.class,
-            "080-grafana-dashboard-configmap.yaml", ConfigMap.class);
+    private static final Set<String> BASE = Set.of(
+            "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "DaemonSet", "Service", "ConfigMap");
+    private static final Set<String> OPERATOR = Set.of("ServiceMonitor", "PrometheusRule");
 
-    static Stream<String> resources() throws Exception {
-        return Manifests.resources().stream();
+    /** The namespace each variant installs into. */
+    private static String namespaceOf(String variant) {
+        return variant.equals("overlays/namespace") ? "gpu-system" : "driver-alias";
+    }
+
+    private static Set<String> kinds(List<HasMetadata> rendered) {
+        return rendered.stream().map(HasMetadata::getKind).collect(Collectors.toSet());
     }
 
     @Test
-    void kustomizationListsEveryManifestInOrder() throws Exception {
-        List<String> resources = Manifests.resources();
-
-        assertThat(resources).containsExactlyInAnyOrderElementsOf(EXPECTED.keySet());
+    void theBaseListsEveryFileInItsDirectoryInOrder() throws Exception {
+        List<String> resources = Manifests.resources("base");
+        try (var files = Files.list(Manifests.directory().resolve("base"))) {
+            assertThat(resources).containsExactlyInAnyOrderElementsOf(files.map(f -> f.getFileName().toString())
+                    .filter(f -> !f.equals("kustomization.yaml")).toList());
+        }
         assertThat(resources).isSorted();
     }
 
-    @ParameterizedTest
-    @MethodSource("resources")
-    void eachManifestParsesIntoItsType(String file) throws Exception {
-        assertThat(Files.isRegularFile(Manifests.directory().resolve(file))).as(file + " exists").isTrue();
-
-        HasMetadata resource = Manifests.load(file);
-
-        assertThat(resource).as(file).isInstanceOf(EXPECTED.get(file));
-        assertThat(resource.getMetadata().getName()).as(file).isNotBlank();
-        if (!(resource instanceof GenericKubernetesResource)) {
-            assertThat(Manifests.unknownFields(resource)).as("fields fabric8 does not know in " + file).isEmpty();
-        }
-    }
-
-    @ParameterizedTest
-    @MethodSource("resources")
-    void namespacedResourcesLiveInTheAgentsNamespace(String file) throws Exception {
-        HasMetadata resource = Manifests.load(file);
-        boolean clusterScoped = resource instanceof Namespace || resource instanceof ClusterRole
-                || resource instanceof ClusterRoleBinding;
-
-        if (clusterScoped) {
-            assertThat(resource.getMetadata().getNamespace()).as(file).isNull();
-        } else if (!OBSERVABILITY.contains(file)) {
-            assertThat(resource.getMetadata().getNamespace()).as(file).isEqualTo(NAMESPACE);
-        }
-    }
-
     @Test
-    void theServiceMonitorScrapesTheMetricsPortAsJobDriverAliasAgent() throws Exception {
-        GenericKubernetesResource monitor = Manifests.load("060-servicemonitor.yaml", GenericKubernetesResource.class);
-        Service service = Manifests.load("050-service.yaml", Service.class);
+    void eachVariantHoldsWhatItsNameSays() {
+        assertThat(kinds(Manifests.render("base"))).isEqualTo(BASE);
+        assertThat(kinds(Manifests.render("overlays/prometheus-operator")))
+                .containsExactlyInAnyOrderElementsOf(union(BASE, OPERATOR));
+        assertThat(kinds(Manifests.render("overlays/kube-prometheus-stack")))
+                .containsExactlyInAnyOrderElementsOf(union(BASE, OPERATOR, Set.of("NetworkPolicy")));
+        assertThat(kinds(Manifests.render("overlays/namespace")))
+                .containsExactlyInAnyOrderElementsOf(union(BASE, OPERATOR));
+    }
 
-        assertThat(monitor.getApiVersion()).isEqualTo("monitoring.coreos.com/v1");
-        assertThat(monitor.getKind()).isEqualTo("ServiceMonitor");
-        String jobLabel = monitor.get("spec", "jobLabel");
-        assertThat(service.getMetadata().getLabels()).containsEntry(jobLabel, "driver-alias-agent");
-        Map<String, String> selector = monitor.get("spec", "selector", "matchLabels");
-        assertThat(service.getMetadata().getLabels()).containsAllEntriesOf(selector);
-        List<Map<String, Object>> endpoints = monitor.get("spec", "endpoints");
-        assertThat(endpoints).singleElement().satisfies(e -> {
-            assertThat(e).containsEntry("port", "metrics").containsEntry("path", "/metrics");
+    @SafeVarargs
+    private static Set<String> union(Set<String>... sets) {
+        return java.util.Arrays.stream(sets).flatMap(Set::stream).collect(Collectors.toSet());
+    }
+
+    @ParameterizedTest
+    @FieldSource("VARIANTS")
+    void everyRenderedObjectParsesIntoItsTypeWithNoUnknownField(String variant) {
+        List<HasMetadata> rendered = Manifests.render(variant);
+
+        assertThat(rendered).isNotEmpty();
+        for (HasMetadata resource : rendered) {
+            String what = variant + ": " + resource.getKind() + " " + resource.getMetadata().getName();
+            assertThat(TYPES).as(what).containsKey(resource.getKind());
+            assertThat(resource).as(what).isInstanceOf(TYPES.get(resource.getKind()));
+            assertThat(resource.getMetadata().getName()).as(what).isNotBlank();
+            if (!(resource instanceof GenericKubernetesResource)) {
+                assertThat(Manifests.unknownFields(resource)).as("fields fabric8 does not know in " + what).isEmpty();
+            }
+        }
+        assertThat(rendered.stream().map(r -> r.getKind() + "/" + r.getMetadata().getName()))
+                .doesNotHaveDuplicates();
+    }
+
+    @ParameterizedTest
+    @FieldSource("VARIANTS")
+    void everyNamespacedObjectAndTheServiceAccountSubjectLiveInTheVariantsNamespace(String variant) {
+        List<HasMetadata> rendered = Manifests.render(variant);
+        String namespace = namespaceOf(variant);
+
+        assertThat(Manifests.only(rendered, "Namespace", Namespace.class).getMetadata().getName()).isEqualTo(namespace);
+        for (HasMetadata resource : rendered) {
+            boolean clusterScoped = Set.of("Namespace", "ClusterRole", "ClusterRoleBinding").contains(resource.getKind());
+            assertThat(resource.getMetadata().getNamespace()).as(variant + ": " + resource.getKind())
+                    .isEqualTo(clusterScoped ? null : namespace);
+        }
+        ClusterRoleBinding binding = Manifests.only(rendered, "ClusterRoleBinding", ClusterRoleBinding.class);
+        ClusterRole role = Manifests.only(rendered, "ClusterRole", ClusterRole.class);
+        ServiceAccount account = Manifests.only(rendered, "ServiceAccount", ServiceAccount.class);
+        DaemonSet daemonSet = Manifests.only(rendered, "DaemonSet", DaemonSet.class);
+        assertThat(binding.getRoleRef().getKind()).isEqualTo("ClusterRole");
+        assertThat(binding.getRoleRef().getName()).isEqualTo(role.getMetadata().getName());
+        assertThat(binding.getSubjects()).singleElement().satisfies(s -> {
+            assertThat(s.getKind()).isEqualTo("ServiceAccount");
+            assertThat(s.getName()).isEqualTo(account.getMetadata().getName());
+            assertThat(s.getNamespace()).isEqualTo(namespace);
         });
+        assertThat(daemonSet.getSpec().getTemplate().getSpec().getServiceAccountName())
+                .isEqualTo(account.getMetadata().getName());
     }
 
-    @Test
-    void theServiceExposesPort9470AsMetricsAndKeepsUnreadyAgentsScraped() throws Exception {
-        Service service = Manifests.load("050-service.yaml", Service.class);
-        DaemonSet daemonSet = Manifests.load("040-daemonset.yaml", DaemonSet.class);
+    @ParameterizedTest
+    @FieldSource("VARIANTS")
+    void theServiceExposesPort9470AsMetricsAndKeepsUnreadyAgentsScraped(String variant) {
+        List<HasMetadata> rendered = Manifests.render(variant);
+        Service service = Manifests.only(rendered, "Service", Service.class);
+        DaemonSet daemonSet = Manifests.only(rendered, "DaemonSet", DaemonSet.class);
 
         assertThat(service.getSpec().getPorts()).singleElement().satisfies(p -> {
             assertThat(p.getName()).isEqualTo("metrics");
@@ -113,22 +146,78 @@ class ManifestsTest {
                 .containsAllEntriesOf(service.getSpec().getSelector());
     }
 
-    @Test
-    void theBindingGivesTheClusterRoleToTheAgentsServiceAccount() throws Exception {
-        ClusterRoleBinding binding = Manifests.load("030-clusterrolebinding.yaml", ClusterRoleBinding.class);
-        ClusterRole role = Manifests.load("020-clusterrole.yaml", ClusterRole.class);
-        ServiceAccount account = Manifests.load("010-serviceaccount.yaml", ServiceAccount.class);
-        DaemonSet daemonSet = Manifests.load("040-daemonset.yaml", DaemonSet.class);
+    /**
+     * The attribution the alerts depend on: honorLabels (the broken container's namespace, pod
+     * and container win over the agent pod's), job from the Service's name label, the node
+     * relabeled in, and no namespaceSelector that would miss an agent moved by an overlay.
+     */
+    @ParameterizedTest
+    @FieldSource("VARIANTS")
+    void theServiceMonitorHonorsTheAgentsLabelsAndFollowsItsNamespace(String variant) {
+        List<HasMetadata> rendered = Manifests.render(variant);
+        if (!kinds(rendered).contains("ServiceMonitor")) {
+            assertThat(variant).isEqualTo("base");
+            return;
+        }
+        GenericKubernetesResource monitor = Manifests.only(rendered, "ServiceMonitor", GenericKubernetesResource.class);
+        Service service = Manifests.only(rendered, "Service", Service.class);
 
-        assertThat(binding.getRoleRef().getKind()).isEqualTo("ClusterRole");
-        assertThat(binding.getRoleRef().getName()).isEqualTo(role.getMetadata().getName());
-        assertThat(binding.getSubjects()).singleElement().satisfies(s -> {
-            assertThat(s.getKind()).isEqualTo("ServiceAccount");
-            assertThat(s.getName()).isEqualTo(account.getMetadata().getName());
-            assertThat(s.getNamespace()).isEqualTo(account.getMetadata().getNamespace());
+        assertThat(monitor.getApiVersion()).isEqualTo("monitoring.coreos.com/v1");
+        assertThat(monitor.getMetadata().getNamespace()).isEqualTo(service.getMetadata().getNamespace());
+        Map<String, Object> spec = monitor.get("spec");
+        assertThat(spec).doesNotContainKey("namespaceSelector");
+        assertThat(service.getMetadata().getLabels()).containsEntry((String) spec.get("jobLabel"), "driver-alias-agent");
+        Map<String, String> selector = monitor.get("spec", "selector", "matchLabels");
+        assertThat(service.getMetadata().getLabels()).containsAllEntriesOf(selector);
+        List<Map<String, Object>> endpoints = monitor.get("spec", "endpoints");
+        assertThat(endpoints).singleElement().satisfies(e -> {
+            assertThat(e).containsEntry("port", "metrics").containsEntry("path", "/metrics")
+                    .containsEntry("honorLabels", true);
+            assertThat(e.get("relabelings")).asInstanceOf(org.assertj.core.api.InstanceOfAssertFactories.LIST)
+                    .contains(Map.of("sourceLabels", List.of("__meta_kubernetes_pod_node_name"),
+                            "targetLabel", "node", "action", "replace"));
         });
-        assertThat(daemonSet.getSpec().getTemplate().getSpec().getServiceAccountName())
-                .isEqualTo(account.getMetadata().getName());
+    }
+
+    @Test
+    void kubePrometheusStackSelectsTheMonitorAndTheRulesByRelease() {
+        List<HasMetadata> rendered = Manifests.render("overlays/kube-prometheus-stack");
+
+        for (String kind : OPERATOR) {
+            assertThat(Manifests.only(rendered, kind, GenericKubernetesResource.class).getMetadata().getLabels())
+                    .as(kind).containsEntry("release", "kube-prometheus-stack")
+                    .containsEntry("app.kubernetes.io/name", "driver-alias-agent");
+        }
+        // The patch changed labels only: the rules are still the generated ones.
+        assertThat((Object) Manifests.only(rendered, "PrometheusRule", GenericKubernetesResource.class).get("spec"))
+                .isEqualTo(Manifests.only(Manifests.render("overlays/prometheus-operator"), "PrometheusRule",
+                        GenericKubernetesResource.class).get("spec"));
+    }
+
+    /** Ingress to the agent from Prometheus' namespace, on the metrics port, and from nothing else. */
+    @Test
+    void theNetworkPolicyAdmitsOnlyTheScrapeOnTheMetricsPort() {
+        List<HasMetadata> rendered = Manifests.render("overlays/kube-prometheus-stack");
+        NetworkPolicy policy = Manifests.only(rendered, "NetworkPolicy", NetworkPolicy.class);
+        DaemonSet daemonSet = Manifests.only(rendered, "DaemonSet", DaemonSet.class);
+
+        assertThat(daemonSet.getSpec().getTemplate().getMetadata().getLabels())
+                .containsAllEntriesOf(policy.getSpec().getPodSelector().getMatchLabels());
+        assertThat(policy.getSpec().getPolicyTypes()).containsExactly("Ingress");
+        assertThat(policy.getSpec().getIngress()).singleElement().satisfies(rule -> {
+            assertThat(rule.getFrom()).singleElement().satisfies((NetworkPolicyPeer peer) -> {
+                assertThat(peer.getIpBlock()).isNull();
+                assertThat(peer.getPodSelector()).isNull();
+                assertThat(peer.getNamespaceSelector().getMatchLabels())
+                        .containsExactly(Map.entry("kubernetes.io/metadata.name", "monitoring"));
+            });
+            assertThat(rule.getPorts()).singleElement().satisfies(port -> {
+                assertThat(port.getPort().getStrVal()).isEqualTo("metrics");
+                assertThat(port.getProtocol()).isEqualTo("TCP");
+            });
+        });
+        assertThat(daemonSet.getSpec().getTemplate().getSpec().getContainers().getFirst().getPorts())
+                .anySatisfy(p -> assertThat(p.getName()).isEqualTo("metrics"));
     }
 
     @Test

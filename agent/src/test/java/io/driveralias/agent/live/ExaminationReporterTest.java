@@ -171,7 +171,7 @@ class ExaminationReporterTest {
         }
 
         @Override
-        public void unrepaired(ContainerRef container) {
+        public void unrepaired(ContainerRef container, java.util.Collection<FailureReason> reasons) {
             unrepaired++;
         }
 

@@ -12,6 +12,7 @@ import ch.qos.logback.core.encoder.Encoder;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.driveralias.agent.config.AgentConfig.LogFormat;
+import io.driveralias.agent.config.AgentConfig.LogLevel;
 import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.PodRef;
 import java.io.ByteArrayOutputStream;
@@ -65,7 +66,7 @@ class LogSetupTest {
         ByteArrayOutputStream captured = new ByteArrayOutputStream();
         System.setErr(new PrintStream(captured, true, StandardCharsets.UTF_8));
         try {
-            LogSetup.configure(LogFormat.JSON);
+            LogSetup.configure(LogFormat.JSON, LogLevel.INFO);
             try (var ignored = Mdc.container(CONTAINER)) {
                 LoggerFactory.getLogger("io.driveralias.agent.test").info("created {}", "libcuda.so.1");
             }
@@ -88,7 +89,7 @@ class LogSetupTest {
         Encoder<ILoggingEvent> before = ((OutputStreamAppender<ILoggingEvent>)
                 context.getLogger(Logger.ROOT_LOGGER_NAME).getAppender(LogSetup.APPENDER)).getEncoder();
 
-        LogSetup.configure(LogFormat.TEXT);
+        LogSetup.configure(LogFormat.TEXT, LogLevel.INFO);
 
         assertThat(((OutputStreamAppender<ILoggingEvent>) context.getLogger(Logger.ROOT_LOGGER_NAME)
                 .getAppender(LogSetup.APPENDER)).getEncoder()).isSameAs(before);
@@ -108,6 +109,23 @@ class LogSetupTest {
 
         assertThat(with).contains("WARN").endsWith(" container=3f2a9c1b7d4e pod=ml/train-0 - conflict at libcuda.so.1\n");
         assertThat(without).doesNotContain("container=", "pod=").endsWith("RootRepairer - reconcile finished\n");
+    }
+
+    @Test
+    void theLogLevelSetsTheAgentsThresholdAndLeavesTheLibrariesAtWarn() {
+        Logger root = context.getLogger(Logger.ROOT_LOGGER_NAME);
+        Level before = root.getLevel();
+        try {
+            LogSetup.configure(LogFormat.TEXT, LogLevel.DEBUG);
+            assertThat(context.getLogger("io.driveralias.agent.live.Agent").isDebugEnabled()).isTrue();
+            assertThat(context.getLogger("com.github.dockerjava.Something").getEffectiveLevel()).isEqualTo(Level.WARN);
+
+            LogSetup.configure(LogFormat.TEXT, LogLevel.ERROR);
+            assertThat(context.getLogger("io.driveralias.agent.live.Agent").isWarnEnabled()).isFalse();
+            assertThat(context.getLogger("io.driveralias.agent.live.Agent").isErrorEnabled()).isTrue();
+        } finally {
+            root.setLevel(before);
+        }
     }
 
     @Test

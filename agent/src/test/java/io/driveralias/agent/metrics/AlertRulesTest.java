@@ -15,9 +15,10 @@ class AlertRulesTest {
 
     private static final Path ALERTS = RepoFiles.path("k8s/alerts");
     private static final List<String> ALERT_NAMES = List.of(
-            "DriverAliasUnrepairedContainer", "DriverAliasAgentDown", "DriverAliasDockerDisconnected",
+            "DriverAliasUnrepairedContainer", "DriverAliasAgentDown", "DriverAliasAgentMissing",
+            "DriverAliasDockerDisconnected",
             "DriverAliasRepairFailures", "DriverAliasReconcileStale");
-    private static final String RUNBOOK = "https://github.com/driver-alias/driver-alias-agent/blob/main/README.md#";
+    private static final String RUNBOOK = "https://github.com/driver-alias/driver-alias-agent/blob/main/docs/runbook.md#";
 
     @Test
     void promtoolAcceptsTheRules() throws Exception {
@@ -52,7 +53,7 @@ class AlertRulesTest {
     @Test
     @SuppressWarnings("unchecked")
     void everyAlertExplainsItselfAndLinksToItsRunbookEntry() {
-        String readme = RepoFiles.read("README.md");
+        String readme = RepoFiles.read("docs/runbook.md");
         for (Map<String, Object> rule : alerts()) {
             String name = (String) rule.get("alert");
             Map<String, String> annotations = (Map<String, String>) rule.get("annotations");
@@ -61,7 +62,7 @@ class AlertRulesTest {
             assertThat(annotations.get("description")).as(name).isNotBlank();
             assertThat(annotations.get("runbook_url")).as(name).isEqualTo(RUNBOOK + name.toLowerCase(Locale.ROOT));
             // GitHub's anchor for a heading "### DriverAliasAgentDown" is #driveraliasagentdown.
-            assertThat(readme).as("README runbook entry for " + name).containsPattern("(?m)^#{2,4} " + name + "$");
+            assertThat(readme).as("docs/runbook.md entry for " + name).containsPattern("(?m)^#{2,4} " + name + "$");
             assertThat((Map<String, String>) rule.get("labels")).as(name).containsKey("severity");
         }
     }

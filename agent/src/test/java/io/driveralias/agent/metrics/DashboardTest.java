@@ -37,11 +37,38 @@ class DashboardTest {
         assertThat(datasource.path("type").asText()).isEqualTo("datasource");
         assertThat(datasource.path("query").asText()).isEqualTo("prometheus");
 
-        JsonNode instance = variable("instance");
-        assertThat(instance.path("type").asText()).isEqualTo("query");
-        assertThat(instance.path("datasource").path("uid").asText()).isEqualTo(DATASOURCE);
-        assertThat(instance.path("multi").asBoolean()).isTrue();
-        assertThat(instance.path("includeAll").asBoolean()).isTrue();
+        JsonNode node = variable("node");
+        assertThat(node.path("type").asText()).isEqualTo("query");
+        assertThat(node.path("datasource").path("uid").asText()).isEqualTo(DATASOURCE);
+        assertThat(node.path("multi").asBoolean()).isTrue();
+        assertThat(node.path("includeAll").asBoolean()).isTrue();
+        assertThat(node.path("query").asText()).isEqualTo("label_values(driver_alias_build_info{job=\"driver-alias-agent\"}, node)");
+    }
+
+    /**
+     * On-call reads it by node, and only the agent's series: every selector of every query
+     * (the JVM and process panels included, whose metric names every Java service exports)
+     * names the job and the chosen nodes, and none keys on the scrape address.
+     */
+    @Test
+    void everySelectorIsTheAgentsJobOnTheChosenNodes() {
+        java.util.regex.Pattern selector = java.util.regex.Pattern.compile("([a-z_:]+)\\{([^}]*)}");
+        for (PromQueries.Query q : PromQueries.dashboard(RepoFiles.read(PromQueries.DASHBOARD))) {
+            assertThat(q.expr()).as(q.origin()).doesNotContain("instance");
+            if (q.origin().equals("dashboard variable node")) {
+                continue; // lists the nodes: it cannot filter by them
+            }
+            java.util.regex.Matcher m = selector.matcher(q.expr());
+            int selectors = 0;
+            while (m.find()) {
+                selectors++;
+                assertThat(m.group(2)).as(q.origin() + ": " + m.group()).contains("job=\"driver-alias-agent\"")
+                        .contains("node=~\"$node\"");
+            }
+            assertThat(selectors).as(q.origin() + " has a selector").isPositive();
+            assertThat(q.expr()).as(q.origin() + ": a metric without a selector")
+                    .doesNotContainPattern("\\b(driver_alias|jvm|process)_\\w+(?![\\w{])");
+        }
     }
 
     @Test
@@ -79,22 +106,28 @@ class DashboardTest {
         JsonNode table = panels().stream().filter(p -> p.path("type").asText().equals("table")
                 && p.path("targets").get(0).path("expr").asText().startsWith("driver_alias_container_unrepaired"))
                 .findFirst().orElseThrow();
-        assertThat(table.toString()).contains("\"namespace\"", "\"pod\"", "\"container\"", "\"instance\"");
+        // The columns on-call reads, in this order; the scrape's own labels hidden.
+        JsonNode organize = table.path("transformations").get(0).path("options");
+        List<String> columns = new ArrayList<>();
+        organize.path("indexByName").properties().stream()
+                .sorted(java.util.Comparator.comparingInt(e -> e.getValue().asInt())).forEach(e -> columns.add(e.getKey()));
+        assertThat(columns).startsWith("namespace", "pod", "container", "node", "reason");
+        assertThat(organize.path("excludeByName").path("instance").asBoolean()).isTrue();
     }
 
-    /** The Grafana sidecar imports k8s/080-grafana-dashboard-configmap.yaml: it must hold this very file. */
+    /** The Grafana sidecar imports k8s/base/060-grafana-dashboard-configmap.yaml: it must hold this very file. */
     @Test
     @SuppressWarnings("unchecked")
     void theConfigMapHoldsExactlyTheDashboardFile() {
         Map<String, Object> configMap = (Map<String, Object>) new Load(LoadSettings.builder().build())
-                .loadFromString(RepoFiles.read("k8s/080-grafana-dashboard-configmap.yaml"));
+                .loadFromString(RepoFiles.read("k8s/base/060-grafana-dashboard-configmap.yaml"));
 
         assertThat(configMap).containsEntry("apiVersion", "v1").containsEntry("kind", "ConfigMap");
         Map<String, Object> metadata = (Map<String, Object>) configMap.get("metadata");
         assertThat(metadata).containsEntry("namespace", "driver-alias");
         assertThat((Map<String, Object>) metadata.get("labels")).containsEntry("grafana_dashboard", "1");
         assertThat((Map<String, Object>) configMap.get("data"))
-                .as("data of k8s/080-grafana-dashboard-configmap.yaml; run k8s/alerts/sync-manifests.sh after editing the dashboard")
+                .as("data of k8s/base/060-grafana-dashboard-configmap.yaml; run k8s/alerts/sync-manifests.sh after editing the dashboard")
                 .containsOnlyKeys("driver-alias-agent.json")
                 .containsEntry("driver-alias-agent.json", RepoFiles.read(PromQueries.DASHBOARD));
     }

@@ -4,7 +4,7 @@ import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-/** The metrics DESIGN.md promises, with their {@code # TYPE} as the Prometheus text format declares them. */
+/** The metrics docs/monitoring.md promises, with their {@code # TYPE} as the Prometheus text format declares them. */
 public final class DesignMetrics {
 
     public static final Map<String, String> TYPES;
@@ -24,6 +24,7 @@ public final class DesignMetrics {
         types.put("driver_alias_reconcile_last_success_timestamp_seconds", "gauge");
         types.put("driver_alias_build_info", "gauge");
         types.put("driver_alias_kubernetes_events_total", "counter");
+        types.put("driver_alias_resync_interval_seconds", "gauge");
         TYPES = Collections.unmodifiableMap(types);
     }
 

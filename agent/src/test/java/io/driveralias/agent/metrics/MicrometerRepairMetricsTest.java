@@ -74,15 +74,17 @@ class MicrometerRepairMetricsTest {
 
     @Test
     void aContainerHasASeriesOnlyWhileUnrepaired() {
-        metrics.unrepaired(POD_CONTAINER);
-        metrics.unrepaired(PLAIN_CONTAINER);
-        metrics.unrepaired(POD_CONTAINER);
+        metrics.unrepaired(POD_CONTAINER, List.of(FailureReason.CONFLICT));
+        metrics.unrepaired(PLAIN_CONTAINER, List.of(FailureReason.READ_ONLY));
+        metrics.unrepaired(POD_CONTAINER, List.of(FailureReason.CONFLICT));
 
         ScrapedText both = scrape();
         assertThat(both.samples("driver_alias_container_unrepaired")).extracting(ScrapedText.Sample::labels)
                 .containsExactlyInAnyOrder(
-                        Map.of("namespace", "ml", "pod", "train-0", "container", "trainer", "container_id", POD_CONTAINER.id()),
-                        Map.of("namespace", "", "pod", "", "container", "notebook", "container_id", PLAIN_CONTAINER.id()));
+                        Map.of("namespace", "ml", "pod", "train-0", "container", "trainer", "container_id", POD_CONTAINER.id(),
+                                "reason", "conflict"),
+                        Map.of("namespace", "", "pod", "", "container", "notebook", "container_id", PLAIN_CONTAINER.id(),
+                                "reason", "read_only"));
         assertThat(both.value("driver_alias_unrepaired_containers", Map.of())).isEqualTo(2);
 
         metrics.resolved(POD_CONTAINER.id());
@@ -102,11 +104,52 @@ class MicrometerRepairMetricsTest {
 
     @Test
     void aContainerWhoseNamesChangeKeepsOneSeries() {
-        metrics.unrepaired(PLAIN_CONTAINER);
-        metrics.unrepaired(new ContainerRef(PLAIN_CONTAINER.id(), "/renamed", "jupyter:cuda", Optional.empty()));
+        metrics.unrepaired(PLAIN_CONTAINER, List.of(FailureReason.CONFLICT));
+        metrics.unrepaired(new ContainerRef(PLAIN_CONTAINER.id(), "/renamed", "jupyter:cuda", Optional.empty()),
+                List.of(FailureReason.CONFLICT));
 
         assertThat(scrape().samples("driver_alias_container_unrepaired")).singleElement()
                 .extracting(s -> s.labels().get("container")).isEqualTo("renamed");
+    }
+
+    /** On-call routes by reason: one series per container, carrying the reason that matters most. */
+    @Test
+    void aContainerKeepsOneSeriesWhoseReasonFollowsItsLatestFailure() {
+        metrics.unrepaired(POD_CONTAINER, List.of(FailureReason.CONTAINER_GONE, FailureReason.PERMISSION,
+                FailureReason.CONFLICT));
+        assertThat(scrape().samples("driver_alias_container_unrepaired")).singleElement()
+                .extracting(s -> s.labels().get("reason")).isEqualTo("conflict");
+
+        metrics.unrepaired(POD_CONTAINER, List.of(FailureReason.READ_ONLY));
+        ScrapedText scraped = scrape();
+        assertThat(scraped.samples("driver_alias_container_unrepaired")).singleElement()
+                .extracting(s -> s.labels().get("reason")).isEqualTo("read_only");
+        assertThat(scraped.value("driver_alias_unrepaired_containers", Map.of())).isEqualTo(1);
+    }
+
+    @Test
+    void theMainReasonPutsTheImagesProblemsFirstAndEveryReasonHasARank() {
+        assertThat(RepairMetrics.REASON_PRECEDENCE).doesNotHaveDuplicates()
+                .containsExactlyInAnyOrder(FailureReason.values());
+        assertThat(RepairMetrics.mainReason(List.of(FailureReason.DOCKER_ERROR, FailureReason.UNSAFE_PATH)))
+                .isEqualTo(FailureReason.UNSAFE_PATH);
+        assertThat(RepairMetrics.mainReason(List.of(FailureReason.CONTAINER_GONE, FailureReason.IO)))
+                .isEqualTo(FailureReason.IO);
+        for (FailureReason only : FailureReason.values()) {
+            assertThat(RepairMetrics.mainReason(List.of(only))).isEqualTo(only);
+        }
+        assertThat(RepairMetrics.mainReason(List.of())).isEqualTo(FailureReason.IO);
+    }
+
+    @Test
+    void theResyncIntervalIsAGaugeInSecondsOnceConfigured() {
+        assertThat(scrape().samples("driver_alias_resync_interval_seconds")).isEmpty();
+
+        metrics.resyncInterval(Duration.ofMillis(90_500));
+
+        assertThat(scrape().value("driver_alias_resync_interval_seconds", Map.of())).isEqualTo(90.5);
+        metrics.resyncInterval(Duration.ofMinutes(2));
+        assertThat(scrape().value("driver_alias_resync_interval_seconds", Map.of())).isEqualTo(120);
     }
 
     @Test
@@ -117,7 +160,7 @@ class MicrometerRepairMetricsTest {
             List<Future<?>> done = new ArrayList<>();
             for (int round = 0; round < 20; round++) {
                 for (ContainerRef c : containers) {
-                    done.add(pool.submit(() -> metrics.unrepaired(c)));
+                    done.add(pool.submit(() -> metrics.unrepaired(c, List.of(FailureReason.IO))));
                     done.add(pool.submit(() -> metrics.resolved(c.id())));
                 }
             }
@@ -125,7 +168,7 @@ class MicrometerRepairMetricsTest {
                 f.get();
             }
         }
-        containers.subList(0, 7).forEach(metrics::unrepaired);
+        containers.subList(0, 7).forEach(c -> metrics.unrepaired(c, List.of(FailureReason.IO)));
         containers.subList(7, 50).forEach(c -> metrics.resolved(c.id()));
 
         ScrapedText scraped = scrape();
@@ -267,7 +310,8 @@ class MicrometerRepairMetricsTest {
         metrics.linkCreated("libcuda.so.1");
         metrics.linkReplaced("libnvidia-ml.so.1");
         metrics.repairFailed(FailureReason.CONFLICT);
-        metrics.unrepaired(POD_CONTAINER);
+        metrics.unrepaired(POD_CONTAINER, List.of(FailureReason.CONFLICT));
+        metrics.resyncInterval(Duration.ofSeconds(60));
         metrics.repairDuration(Duration.ofMillis(12));
         metrics.exposure(Duration.ofMillis(40));
         metrics.dockerConnected(true);

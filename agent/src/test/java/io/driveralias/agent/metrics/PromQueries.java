@@ -27,7 +27,7 @@ public final class PromQueries {
      * (all nodes selected). A variable missing here makes {@link Query#evaluable()} fail.
      */
     public static final Map<String, String> GRAFANA_DEFAULTS = Map.of(
-            "instance", ".+",
+            "node", ".+",
             "__rate_interval", "1m",
             "__interval", "1m",
             "__range", "1h");

@@ -20,21 +20,21 @@ class PromQueriesTest {
         assertThat(queries).extracting(PromQueries.Query::origin)
                 .contains("alert DriverAliasUnrepairedContainer", "alert DriverAliasAgentDown",
                         "alert DriverAliasDockerDisconnected", "alert DriverAliasRepairFailures",
-                        "alert DriverAliasReconcileStale", "dashboard variable instance")
+                        "alert DriverAliasReconcileStale", "alert DriverAliasAgentMissing", "dashboard variable node")
                 .anyMatch(origin -> origin.startsWith("dashboard panel"));
-        assertThat(queries).filteredOn(q -> q.origin().equals("dashboard variable instance"))
-                .extracting(PromQueries.Query::expr).containsExactly("driver_alias_build_info");
+        assertThat(queries).filteredOn(q -> q.origin().equals("dashboard variable node"))
+                .extracting(PromQueries.Query::expr).containsExactly("driver_alias_build_info{job=\"driver-alias-agent\"}");
         assertThat(queries).allSatisfy(q -> assertThat(q.expr()).isNotBlank());
     }
 
     @Test
     void fillsInGrafanaVariablesAndRefusesUnknownOnes() {
         PromQueries.Query query = new PromQueries.Query("test",
-                "rate(x{instance=~\"$instance\"}[$__rate_interval]) + y{a=~\"${instance}\"}[[instance]]");
+                "rate(x{node=~\"$node\"}[$__rate_interval]) + y{a=~\"${node}\"}[[node]]");
 
-        assertThat(query.evaluable()).isEqualTo("rate(x{instance=~\".+\"}[1m]) + y{a=~\".+\"}.+");
-        assertThatThrownBy(() -> new PromQueries.Query("panel 9", "x{node=\"$node\"}").evaluable())
-                .hasMessageContaining("panel 9").hasMessageContaining("$node");
+        assertThat(query.evaluable()).isEqualTo("rate(x{node=~\".+\"}[1m]) + y{a=~\".+\"}.+");
+        assertThatThrownBy(() -> new PromQueries.Query("panel 9", "x{instance=\"$instance\"}").evaluable())
+                .hasMessageContaining("panel 9").hasMessageContaining("$instance");
     }
 
     /** promtool has no "check this expression"; a rule file with one recording rule per query is the same check. */

@@ -7,13 +7,13 @@ import org.junit.jupiter.api.Test;
 import org.snakeyaml.engine.v2.api.Load;
 import org.snakeyaml.engine.v2.api.LoadSettings;
 
-/** k8s/070-prometheusrule.yaml is the rule file for the Prometheus Operator: same groups, nothing else. */
+/** k8s/overlays/prometheus-operator/prometheusrule.yaml is the rule file for the Prometheus Operator: same groups, nothing else. */
 class PrometheusRuleManifestTest {
 
     @Test
     @SuppressWarnings("unchecked")
     void carriesExactlyTheGroupsOfTheRuleFile() {
-        Map<String, Object> manifest = load("k8s/070-prometheusrule.yaml");
+        Map<String, Object> manifest = load("k8s/overlays/prometheus-operator/prometheusrule.yaml");
         Map<String, Object> rules = load(PromQueries.RULES);
 
         assertThat(manifest).containsEntry("apiVersion", "monitoring.coreos.com/v1").containsEntry("kind", "PrometheusRule");
@@ -23,7 +23,7 @@ class PrometheusRuleManifestTest {
         Map<String, Object> spec = (Map<String, Object>) manifest.get("spec");
         assertThat(spec).containsOnlyKeys("groups");
         assertThat(spec.get("groups"))
-                .as("spec.groups of k8s/070-prometheusrule.yaml; run k8s/alerts/sync-manifests.sh after editing the rules")
+                .as("spec.groups of k8s/overlays/prometheus-operator/prometheusrule.yaml; run k8s/alerts/sync-manifests.sh after editing the rules")
                 .isEqualTo(rules.get("groups"));
     }
 

@@ -2,20 +2,20 @@ package io.driveralias.agent.mount;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.driveralias.agent.testing.SeededCases;
 import java.util.ArrayList;
 import java.util.List;
-import net.jqwik.api.Arbitraries;
-import net.jqwik.api.Arbitrary;
-import net.jqwik.api.Combinators;
-import net.jqwik.api.ForAll;
-import net.jqwik.api.Property;
-import net.jqwik.api.Provide;
-import net.jqwik.api.Tuple;
-import net.jqwik.api.constraints.IntRange;
+import java.util.SplittableRandom;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Whatever a container's creator puts in its mount table, the parser either returns entries or
  * refuses with {@link MountInfoException}: no other exception may escape into the agent.
+ *
+ * <p>Each case is one seed ({@link SeededCases}): the seed in a failing case's name rebuilds its
+ * input exactly.
  */
 class MountInfoParserPropertiesTest {
 
@@ -27,20 +27,34 @@ class MountInfoParserPropertiesTest {
 
     private static final int OPTIONAL_SLOT = 6;
 
-    @Property(tries = 2000)
-    void randomTextOnlyEverFailsWithMountInfoException(@ForAll("hostileText") String text) {
-        assertParsesOrRefuses(text);
+    static Stream<Long> seeds3000() {
+        return SeededCases.seeds(3000);
     }
 
-    @Property(tries = 2000)
-    void mutatedRealLinesOnlyEverFailWithMountInfoException(@ForAll("mutatedLines") String text) {
-        assertParsesOrRefuses(text);
+    static Stream<Long> seeds1500() {
+        return SeededCases.seeds(1500);
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds3000")
+    void randomTextOnlyEverFailsWithMountInfoException(long seed) {
+        assertParsesOrRefuses(hostileText(new SplittableRandom(seed)));
+    }
+
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds3000")
+    void mutatedRealLinesOnlyEverFailWithMountInfoException(long seed) {
+        assertParsesOrRefuses(mutatedLine(new SplittableRandom(seed)));
     }
 
     /** Any bytes the kernel could print as a path come back unchanged once unescaped. */
-    @Property(tries = 1000)
-    void escapedPathsRoundTrip(@ForAll("paths") String mountPoint, @ForAll("paths") String root,
-            @ForAll @IntRange(max = 5) int optionalFields) throws MountInfoException {
+    @ParameterizedTest(name = "seed {0}")
+    @MethodSource("seeds1500")
+    void escapedPathsRoundTrip(long seed) throws MountInfoException {
+        SplittableRandom random = new SplittableRandom(seed);
+        String mountPoint = path(random);
+        String root = path(random);
+        int optionalFields = random.nextInt(6);
         String line = "7 1 8:1 " + kernelEscape(root) + " " + kernelEscape(mountPoint) + " rw"
                 + " master:1".repeat(optionalFields) + " - ext4 /dev/sda1 rw";
 
@@ -74,11 +88,13 @@ class MountInfoParserPropertiesTest {
         return out.toString();
     }
 
-    @Provide
-    Arbitrary<String> hostileText() {
-        Arbitrary<String> anyBytes = Arbitraries.strings().withCharRange('\u0000', '\u00ff').ofMaxLength(300);
-        Arbitrary<String> steering = Arbitraries.strings().withChars(INTERESTING + "abmsr,").ofMaxLength(300);
-        return Arbitraries.oneOf(anyBytes, steering, lineShaped());
+    /** Any Latin-1 text, text of the steering chars only, or lines shaped like mountinfo, a third each. */
+    private static String hostileText(SplittableRandom random) {
+        return switch (random.nextInt(3)) {
+            case 0 -> SeededCases.string(random, "", true, 0, 300);
+            case 1 -> SeededCases.string(random, INTERESTING + "abmsr,", false, 0, 300);
+            default -> lineShaped(random);
+        };
     }
 
     /**
@@ -86,61 +102,54 @@ class MountInfoParserPropertiesTest {
      * layout, each field usually plausible and sometimes junk, so they reach the path fields
      * and their escapes.
      */
-    private static Arbitrary<String> lineShaped() {
-        Arbitrary<String> number = mostly(Arbitraries.integers().between(0, 5000).map(String::valueOf));
-        Arbitrary<String> device = mostly(Arbitraries.of("98:0", "259:1", "0:52"));
-        Arbitrary<String> path = mostly(Arbitraries.strings().withChars(INTERESTING).withCharRange('\u0000', '\u00ff')
-                .ofMaxLength(12).map(s -> "/" + s));
-        Arbitrary<String> options = mostly(Arbitraries.of("rw", "ro,nosuid", "rw,relatime"));
-        Arbitrary<String> optional = mostly(Arbitraries.of("master:1", "shared:2", "unbindable"))
-                .list().ofMaxSize(3).map(fields -> String.join(" ", fields));
-        Arbitrary<String> separator = mostly(Arbitraries.just("-"));
-        Arbitrary<String> line = Combinators.combine(List.of(number, number, device, path, path, options,
-                        optional, separator, path, path, options))
-                .as(fields -> {
-                    List<String> present = new ArrayList<>(fields);
-                    if (present.get(OPTIONAL_SLOT).isEmpty()) {
-                        present.remove(OPTIONAL_SLOT); // no optional fields, not an empty one
-                    }
-                    return String.join(" ", present);
-                });
-        return line.list().ofMinSize(1).ofMaxSize(3).map(lines -> String.join("\n", lines));
+    private static String lineShaped(SplittableRandom random) {
+        return String.join("\n", SeededCases.listOf(random, 1, 3, r -> {
+            List<String> fields = new ArrayList<>();
+            fields.add(mostly(r, String.valueOf(r.nextInt(5001))));
+            fields.add(mostly(r, String.valueOf(r.nextInt(5001))));
+            fields.add(mostly(r, SeededCases.oneOf(r, List.of("98:0", "259:1", "0:52"))));
+            fields.add(mostly(r, "/" + SeededCases.string(r, INTERESTING, true, 0, 12)));
+            fields.add(mostly(r, "/" + SeededCases.string(r, INTERESTING, true, 0, 12)));
+            fields.add(mostly(r, SeededCases.oneOf(r, List.of("rw", "ro,nosuid", "rw,relatime"))));
+            String optional = String.join(" ", SeededCases.listOf(r, 0, 3,
+                    o -> mostly(o, SeededCases.oneOf(o, List.of("master:1", "shared:2", "unbindable")))));
+            if (!optional.isEmpty()) {
+                fields.add(optional); // no optional fields, not an empty one
+            }
+            fields.add(mostly(r, "-"));
+            fields.add(mostly(r, "/" + SeededCases.string(r, INTERESTING, true, 0, 12)));
+            fields.add(mostly(r, "/" + SeededCases.string(r, INTERESTING, true, 0, 12)));
+            fields.add(mostly(r, SeededCases.oneOf(r, List.of("rw", "ro,nosuid", "rw,relatime"))));
+            return String.join(" ", fields);
+        }));
     }
 
-    /** Usually a plausible field; sometimes junk, empty, or ending in a cut-short escape. */
-    private static Arbitrary<String> mostly(Arbitrary<String> plausible) {
-        return Arbitraries.frequencyOf(
-                Tuple.of(6, plausible),
-                Tuple.of(2, plausible.flatMap(p -> Arbitraries.of(ESCAPE_FRAGMENTS).map(tail -> p + tail))),
-                Tuple.of(1, Arbitraries.strings().withChars(INTERESTING).ofMaxLength(6)),
-                Tuple.of(1, Arbitraries.just("")));
+    /** Usually the plausible field (6 in 10); sometimes it ends in a cut-short escape (2), is junk (1) or empty (1). */
+    private static String mostly(SplittableRandom random, String plausible) {
+        int pick = random.nextInt(10);
+        if (pick < 6) {
+            return plausible;
+        }
+        if (pick < 8) {
+            return plausible + SeededCases.oneOf(random, ESCAPE_FRAGMENTS);
+        }
+        return pick == 8 ? SeededCases.string(random, INTERESTING, false, 0, 6) : "";
     }
 
-    @Provide
-    Arbitrary<String> paths() {
-        return Arbitraries.strings().withCharRange('\u0000', '\u00ff').withChars(INTERESTING)
-                .ofMinLength(1).ofMaxLength(40)
-                .map(s -> "/" + s);
+    private static String path(SplittableRandom random) {
+        return "/" + SeededCases.string(random, INTERESTING, true, 1, 40);
     }
 
-    @Provide
-    Arbitrary<String> mutatedLines() {
-        Arbitrary<String> line = Arbitraries.of(Fixtures.ALL)
-                .map(name -> Fixtures.text(name).lines().toList())
-                .flatMap(Arbitraries::of);
-        Arbitrary<Mutation> mutation = Combinators.combine(
-                Arbitraries.of(Kind.values()),
-                Arbitraries.integers().between(0, 100_000),
-                Arbitraries.chars().with(INTERESTING.toCharArray()).range('\u0000', '\u00ff'))
-                .as(Mutation::new);
-        return Combinators.combine(line, mutation.list().ofMinSize(1).ofMaxSize(8))
-                .as((text, mutations) -> {
-                    String result = text;
-                    for (Mutation m : mutations) {
-                        result = m.applyTo(result);
-                    }
-                    return result;
-                });
+    /** A line of a real mountinfo fixture with one to eight edits. */
+    private static String mutatedLine(SplittableRandom random) {
+        String fixture = SeededCases.oneOf(random, Fixtures.ALL);
+        String result = SeededCases.oneOf(random, Fixtures.text(fixture).lines().toList());
+        for (Mutation m : SeededCases.listOf(random, 1, 8, r -> new Mutation(SeededCases.oneOf(r, List.of(Kind.values())),
+                r.nextInt(100_001), r.nextBoolean() ? INTERESTING.charAt(r.nextInt(INTERESTING.length()))
+                        : (char) r.nextInt(256)))) {
+            result = m.applyTo(result);
+        }
+        return result;
     }
 
     private enum Kind { INSERT, DELETE, REPLACE, DROP_FIELD, DOUBLE_FIELD, ESCAPE_TAIL, CUT }

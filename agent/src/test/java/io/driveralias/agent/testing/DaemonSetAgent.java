@@ -24,7 +24,7 @@ import java.util.Set;
 import java.util.function.UnaryOperator;
 
 /**
- * The agent container of {@code k8s/040-daemonset.yaml} turned into {@code docker run} options,
+ * The agent container of {@code k8s/base/040-daemonset.yaml} turned into {@code docker run} options,
  * the way the kubelet sets it up on a Docker node: capabilities, user, no-new-privileges,
  * read-only root, host PID namespace, seccomp, hostPath and emptyDir volumes, environment,
  * memory limit and arguments. Whatever in the manifest it cannot translate fails loudly, so a
@@ -59,7 +59,7 @@ public final class DaemonSetAgent {
     }
 
     public static DaemonSetAgent load() {
-        Path file = k8sDirectory().resolve("040-daemonset.yaml");
+        Path file = k8sDirectory().resolve("base/040-daemonset.yaml");
         try (InputStream in = Files.newInputStream(file)) {
             DaemonSet daemonSet = new KubernetesSerialization().unmarshal(in, DaemonSet.class);
             PodSpec pod = daemonSet.getSpec().getTemplate().getSpec();
@@ -76,11 +76,11 @@ public final class DaemonSetAgent {
     static Path k8sDirectory() {
         Path base = Path.of(System.getProperty("basedir", ".")).toAbsolutePath();
         for (Path dir = base; dir != null; dir = dir.getParent()) {
-            if (Files.isRegularFile(dir.resolve("k8s/kustomization.yaml"))) {
+            if (Files.isRegularFile(dir.resolve("k8s/base/kustomization.yaml"))) {
                 return dir.resolve("k8s");
             }
         }
-        throw new IllegalStateException("no k8s/kustomization.yaml above " + base);
+        throw new IllegalStateException("no k8s/base/kustomization.yaml above " + base);
     }
 
     public List<String> addedCapabilities() {

@@ -39,8 +39,21 @@ public final class PrometheusServer implements AutoCloseable {
     }
 
     /** What to scrape and which rules to evaluate. */
-    public record Config(String job, String target, Map<String, String> targetLabels, boolean honorLabels,
-                         Duration interval, List<Path> ruleFiles) {
+    public record Config(ScrapeJob scrape, Duration interval, List<Path> ruleFiles) {
+    }
+
+    /**
+     * One scrape job with one static target: its labels (which may be {@code __meta_*} labels
+     * standing in for service discovery's) go through {@code relabelConfigs}, written to the
+     * configuration as they are (Prometheus' own field names).
+     */
+    public record ScrapeJob(String jobName, String target, String metricsPath, boolean honorLabels,
+                            Map<String, String> targetLabels, List<Map<String, Object>> relabelConfigs) {
+
+        /** A job that needs no relabeling: the job name is the job label. */
+        public static ScrapeJob plain(String job, String target, Map<String, String> targetLabels, boolean honorLabels) {
+            return new ScrapeJob(job, target, "/metrics", honorLabels, targetLabels, List.of());
+        }
     }
 
     private static final ObjectMapper JSON = new ObjectMapper();
@@ -126,14 +139,27 @@ public final class PrometheusServer implements AutoCloseable {
                 y.append("  - ").append(quote(rules.toAbsolutePath().toString())).append('\n');
             }
         }
+        ScrapeJob job = c.scrape();
         y.append("scrape_configs:\n")
-                .append("  - job_name: ").append(quote(c.job())).append('\n')
-                .append("    honor_labels: ").append(c.honorLabels()).append('\n')
+                .append("  - job_name: ").append(quote(job.jobName())).append('\n')
+                .append("    honor_labels: ").append(job.honorLabels()).append('\n')
+                .append("    metrics_path: ").append(quote(job.metricsPath())).append('\n')
                 .append("    static_configs:\n")
-                .append("      - targets: [").append(quote(c.target())).append("]\n");
-        if (!c.targetLabels().isEmpty()) {
+                .append("      - targets: [").append(quote(job.target())).append("]\n");
+        if (!job.targetLabels().isEmpty()) {
             y.append("        labels:\n");
-            c.targetLabels().forEach((k, v) -> y.append("          ").append(k).append(": ").append(quote(v)).append('\n'));
+            job.targetLabels().forEach((k, v) -> y.append("          ").append(k).append(": ").append(quote(v)).append('\n'));
+        }
+        if (!job.relabelConfigs().isEmpty()) {
+            // JSON is YAML: each rule as one flow mapping.
+            y.append("    relabel_configs:\n");
+            for (Map<String, Object> rule : job.relabelConfigs()) {
+                try {
+                    y.append("      - ").append(JSON.writeValueAsString(rule)).append('\n');
+                } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                    throw new IllegalArgumentException(e);
+                }
+            }
         }
         return y.toString();
     }

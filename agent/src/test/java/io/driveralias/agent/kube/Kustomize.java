@@ -1,0 +1,55 @@
+package io.driveralias.agent.kube;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Renders a kustomization with the real tool: {@code kubectl kustomize} ({@code $KUBECTL}, else
+ * {@code kubectl} on the PATH; .ci/run installs Debian's kubernetes-client, Kubernetes 1.20,
+ * where there is none). A machine without it fails the test: never skipped.
+ */
+final class Kustomize {
+
+    private Kustomize() {
+    }
+
+    static String executable() {
+        String explicit = System.getenv("KUBECTL");
+        return explicit != null && !explicit.isBlank() ? explicit : "kubectl";
+    }
+
+    /** The rendered YAML stream; fails with kubectl's own message if it cannot render. */
+    static String build(Path directory) {
+        try {
+            // stderr apart: kubectl 1.21+ warns there that `bases` and `patchesStrategicMerge`
+            // are deprecated (they are what kubectl 1.20 understands).
+            Path errors = Files.createTempFile("daa-kustomize-", ".err");
+            try {
+                Process p = new ProcessBuilder(executable(), "kustomize", directory.toString())
+                        .redirectError(errors.toFile()).start();
+                p.getOutputStream().close();
+                String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                    throw new AssertionError("kubectl kustomize " + directory + " timed out");
+                }
+                if (p.exitValue() != 0) {
+                    throw new AssertionError("kubectl kustomize " + directory + " failed (" + p.exitValue() + "):\n"
+                            + Files.readString(errors));
+                }
+                return out;
+            } finally {
+                Files.deleteIfExists(errors);
+            }
+        } catch (IOException e) {
+            throw new AssertionError("cannot run " + executable() + " kustomize (.ci/run installs kubernetes-client): "
+                    + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+}
