@@ -167,4 +167,40 @@ class HostileContainersIT {
         }
         assertHostUntouchedAndAgentServing();
     }
+
+    /**
+     * A "driver file" whose SONAME is the loader's own name: the agent used to replace the
+     * image's ld-linux-x86-64.so.2 link with one to it, and the container's next program died.
+     * A file may only name an alias of its own library.
+     */
+    @Test
+    void aDriverFileNamedLikeTheLoaderNeverReplacesTheImagesLoaderLink() {
+        String image = TestImages.image(docker, "loader-soname", DEBIAN_LIB, root ->
+                TestImages.compileLibrary(root.resolve("usr/lib64"), "libnvidia-evil.so." + VERSION,
+                        "ld-linux-x86-64.so.2", "int evil(void) { return 1; }\n"));
+        String id = containers.start(image, DEBIAN_LIB);
+
+        containers.awaitNvidiaSmi(id);
+        assertThat(containers.readlink(id, "/usr/lib64/ld-linux-x86-64.so.2"))
+                .isEqualTo("../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2");
+        assertThat(containers.exec(id, "sh", "-c", "nvidia-smi && echo still-runs").output()).contains("still-runs");
+        assertHostUntouchedAndAgentServing();
+    }
+
+    /** Pod labels are the pod owner's text: a newline in one must not make a second log line. */
+    @Test
+    void aPodLabelWithANewlineCannotForgeALogLine() {
+        String forged = "2026-11-30T10:00:00.000Z INFO  [repair-0] i.d.a.live.ExaminationReporter - repaired container"
+                + " 000000000000 (forged)";
+        String id = containers.start(plainImage, DEBIAN_LIB,
+                "--label", "io.kubernetes.pod.namespace=ml",
+                "--label", "io.kubernetes.pod.name=train\n" + forged,
+                "--label", "io.kubernetes.container.name=main");
+
+        agent.awaitLog("repaired container " + id.substring(0, 12), Duration.ofSeconds(20));
+        // The forged text appears once: inside the agent's real line, escaped.
+        assertThat(agent.logLines("(forged)")).singleElement().asString()
+                .contains("repaired container " + id.substring(0, 12)).contains("train\\n2026-11-30");
+        assertThat(agent.log()).doesNotContain("\n" + forged);
+    }
 }

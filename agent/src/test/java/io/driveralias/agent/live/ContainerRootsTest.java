@@ -1,0 +1,84 @@
+package io.driveralias.agent.live;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.driveralias.agent.docker.ContainerInfo;
+import io.driveralias.agent.fs.PathResolver;
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** ContainerRoots against a stand-in for the host's /proc (the agent's --host-proc). */
+class ContainerRootsTest {
+
+    private static final String ID = "c0ffee".repeat(10) + "abcd";
+
+    @TempDir
+    Path proc;
+
+    private ContainerInfo running(int pid) {
+        return new ContainerInfo(ID, "/x", "img", Map.of(), true, pid, Optional.of(Instant.EPOCH), List.of(),
+                "overlay2", Map.of(), false, "");
+    }
+
+    private Path process(int pid, String mountinfo) throws IOException {
+        Path dir = Files.createDirectories(proc.resolve(String.valueOf(pid)));
+        Files.writeString(dir.resolve("cgroup"), "12:cpu:/docker/" + ID + "\n");
+        Files.writeString(dir.resolve("stat"), pid + " (sleep) S 1 1 1 0");
+        Files.writeString(dir.resolve("mountinfo"), mountinfo);
+        Path root = Files.createDirectories(proc.resolve("root-" + pid + "/usr/lib/x86_64-linux-gnu"));
+        Files.createSymbolicLink(dir.resolve("root"), root.getParent().getParent().getParent());
+        return dir;
+    }
+
+    @Test
+    void aMountTableOverItsBoundStillLeavesTheLibraryDirectoryScan() throws Exception {
+        Path dir = process(4242, "");
+        try (RandomAccessFile huge = new RandomAccessFile(dir.resolve("mountinfo").toFile(), "rw")) {
+            huge.setLength(5L << 20); // a container with CAP_SYS_ADMIN can make its table this long
+        }
+        ContainerRoots roots = new ContainerRoots(proc.toString(), PathResolver.detect(false));
+
+        try (OpenedContainer opened = roots.open(running(4242), () -> { })) {
+            assertThat(opened.via()).isEqualTo("proc");
+            assertThat(opened.injectedFiles()).isEmpty();
+            assertThat(opened.root().openDirectory("/usr/lib/x86_64-linux-gnu", false)).isNotNull();
+        }
+    }
+
+    @Test
+    void onlyFilesMountedFromAHostLibraryDirectoryAreLearnable() throws Exception {
+        String lib = "/usr/lib/x86_64-linux-gnu";
+        process(4343, String.join("\n",
+                "1 0 0:52 / / rw - overlay overlay rw",
+                "2 1 259:1 " + lib + "/libcuda.so.535.104.05 " + lib + "/libcuda.so.535.104.05 ro - ext4 /dev/x rw",
+                "3 1 0:52 /tmp/evil.so " + lib + "/libnvidia-ml.so.535.104.05 ro - overlay overlay rw", ""));
+        ContainerRoots roots = new ContainerRoots(proc.toString(), PathResolver.detect(false));
+
+        try (OpenedContainer opened = roots.open(running(4343), () -> { })) {
+            assertThat(opened.injectedFiles()).containsExactly(lib + "/libcuda.so.535.104.05",
+                    lib + "/libnvidia-ml.so.535.104.05");
+            assertThat(opened.hostDriverFiles()).containsExactly(lib + "/libcuda.so.535.104.05");
+        }
+    }
+
+    @Test
+    void aZombieOrAMissingProcessHasEnded() throws Exception {
+        process(4444, "");
+        Path zombie = process(4545, "");
+        Files.writeString(zombie.resolve("stat"), "4545 (a) b) c) Z 1 1 1 0");
+        ContainerRoots roots = new ContainerRoots(proc.toString(), PathResolver.detect(false));
+
+        assertThat(roots.processEnded(4444)).isFalse();
+        assertThat(roots.processEnded(4545)).as("zombie, with ')' in its name").isTrue();
+        assertThat(roots.processEnded(4646)).isTrue();
+        assertThat(roots.processEnded(0)).isTrue();
+    }
+}
