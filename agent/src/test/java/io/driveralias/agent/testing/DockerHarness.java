@@ -138,29 +138,20 @@ public final class DockerHarness implements AutoCloseable {
     }
 
     /**
-     * A crash of the Docker stack: dockerd gets SIGKILL (its managed containerd dies with it),
-     * and so do the runtime shims and container processes it leaves behind, which would
-     * otherwise keep a new containerd from starting. {@link #startDaemon} brings it back.
+     * A crash of the Docker stack: dockerd gets SIGKILL, and so do its managed containerd, the
+     * runtime shims and the container processes; the runtime's state (on tmpfs on a real host)
+     * is lost as at a reboot, since a new containerd stalls on the dead shims' state instead of
+     * starting. Containers from before are gone; {@link #startDaemon} brings Docker back.
      */
     public synchronized void crashDaemon() {
         requirePrivate();
         if (daemon == null) {
             return;
         }
-        String exec = dir.resolve("exec").toString();
-        List<String> pids = new ArrayList<>();
-        Processes.Result running = Processes.run(docker("ps", "-q", "--no-trunc"), 10);
-        for (String id : running.output().split("\\s+")) {
-            if (!id.isBlank()) {
-                String pid = Processes.run(docker("inspect", "-f", "{{.State.Pid}}", id), 10).output().trim();
-                if (pid.matches("[1-9][0-9]*")) {
-                    pids.add(pid);
-                }
-            }
-        }
+        Path runtimeState = dir.resolve("exec/containerd");
         String containerd = "";
         try {
-            containerd = Files.readString(dir.resolve("exec/containerd/containerd.pid")).trim();
+            containerd = Files.readString(runtimeState.resolve("containerd.pid")).trim();
         } catch (IOException e) {
             // No managed containerd: nothing more to kill.
         }
@@ -174,12 +165,16 @@ public final class DockerHarness implements AutoCloseable {
         if (containerd.matches("[1-9][0-9]*")) {
             Processes.run(List.of("kill", "-9", containerd), 10);
         }
-        Processes.run(List.of("pkill", "-9", "-f", "containerd-shim.*" + exec), 10);
-        if (!pids.isEmpty()) {
-            List<String> kill = new ArrayList<>(List.of("kill", "-9"));
-            kill.addAll(pids);
-            Processes.run(kill, 10);
+        String shims = Processes.run(List.of("pgrep", "-f", "containerd-shim.*" + runtimeState), 10).output();
+        for (String shim : shims.split("\\s+")) {
+            if (shim.matches("[1-9][0-9]*")) {
+                Processes.run(List.of("pkill", "-9", "-P", shim), 10); // the container processes
+                Processes.run(List.of("kill", "-9", shim), 10);
+            }
         }
+        Processes.run(List.of("sh", "-c", "grep -o ' " + runtimeState + "[^ ]*' /proc/mounts | xargs -r -n1 umount -l"),
+                30);
+        Processes.run(List.of("rm", "-rf", runtimeState.toString()), 30);
         try {
             Files.deleteIfExists(dir.resolve("docker.pid"));
         } catch (IOException e) {
