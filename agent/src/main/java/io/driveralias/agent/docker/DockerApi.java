@@ -41,19 +41,16 @@ public final class DockerApi implements AutoCloseable {
     private final String host;
     private final DockerHttpClient http;
     private final DockerHttpClient streamHttp;
-    private final DockerHttpClient pingHttp;
     private final Optional<String> forcedVersion;
     private volatile Clients clients;
 
     private record Clients(String version, DockerClient requests, DockerClient stream) {
     }
 
-    private DockerApi(String host, DockerHttpClient http, DockerHttpClient streamHttp, DockerHttpClient pingHttp,
-                      Optional<String> forcedVersion) {
+    private DockerApi(String host, DockerHttpClient http, DockerHttpClient streamHttp, Optional<String> forcedVersion) {
         this.host = host;
         this.http = http;
         this.streamHttp = streamHttp;
-        this.pingHttp = pingHttp;
         this.forcedVersion = forcedVersion;
     }
 
@@ -73,23 +70,12 @@ public final class DockerApi implements AutoCloseable {
         // The event stream stays open for days: no response timeout on its own client.
         DockerHttpClient streamHttp = new ZerodepDockerHttpClient.Builder().dockerHost(uri)
                 .connectionTimeout(Duration.ofSeconds(5)).maxConnections(2).build();
-        // A frozen daemon still accepts connections: only a short response timeout tells.
-        DockerHttpClient pingHttp = new ZerodepDockerHttpClient.Builder().dockerHost(uri)
-                .connectionTimeout(PING_TIMEOUT).responseTimeout(PING_TIMEOUT).maxConnections(1).build();
-        return new DockerApi(dockerHost, http, streamHttp, pingHttp, apiVersion);
+        return new DockerApi(dockerHost, http, streamHttp, apiVersion);
     }
 
     /** {@code GET /_ping}: true if the daemon answered OK within {@link #PING_TIMEOUT}. */
     public boolean ping() {
-        DockerHttpClient.Request request = DockerHttpClient.Request.builder()
-                .method(DockerHttpClient.Request.Method.GET).path("/_ping").build();
-        try (DockerHttpClient.Response response = pingHttp.execute(request);
-             InputStream body = response.getBody()) {
-            body.readNBytes(64);
-            return response.getStatusCode() == 200;
-        } catch (IOException | RuntimeException e) {
-            return false;
-        }
+        return DockerPing.ping(URI.create(host), PING_TIMEOUT);
     }
 
     public String host() {
@@ -237,7 +223,6 @@ public final class DockerApi implements AutoCloseable {
         try {
             http.close();
             streamHttp.close();
-            pingHttp.close();
         } catch (IOException ignored) {
             // Closing sockets on shutdown: nothing to report.
         }

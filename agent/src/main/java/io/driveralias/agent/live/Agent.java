@@ -43,6 +43,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
     /** Enough rounds for C1 to compile the repair path (see docs on footprint). */
     private static final int WARMUP_ROUNDS = 300;
     private static final Duration PING_INTERVAL = Duration.ofSeconds(5);
+    private static final Duration PING_INTERVAL_DOWN = Duration.ofSeconds(1);
 
     private final DockerApi docker;
     private final ContainerEvents events;
@@ -118,8 +119,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
         });
         long period = resyncInterval.toMillis();
         reconciler.scheduleWithFixedDelay(() -> reconcile(false), period, period, TimeUnit.MILLISECONDS);
-        long ping = PING_INTERVAL.toMillis();
-        pinger.scheduleWithFixedDelay(this::ping, ping, ping, TimeUnit.MILLISECONDS);
+        pinger.schedule(this::ping, PING_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
     }
 
     private String apiVersion() {
@@ -130,8 +130,14 @@ public final class Agent implements AgentStatus, AutoCloseable {
         }
     }
 
+    /** Every 5 s while Docker answers; every second while it does not, to be ready soon after. */
     private void ping() {
         boolean ok = docker.ping();
+        try {
+            pinger.schedule(this::ping, (ok ? PING_INTERVAL : PING_INTERVAL_DOWN).toMillis(), TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException closing) {
+            return;
+        }
         if (ok != answering) {
             answering = ok;
             if (ok) {
