@@ -2,8 +2,6 @@ package io.driveralias.agent.live;
 
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.LruMap;
-import io.driveralias.agent.docker.DockerApi;
-import io.driveralias.agent.docker.DockerException;
 import io.driveralias.agent.http.AgentStatus;
 import io.driveralias.agent.live.ExaminationReporter.Reported;
 import io.driveralias.agent.metrics.RepairMetrics;
@@ -44,7 +42,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
     private static final int WARMUP_ROUNDS = 300;
     private static final Duration PING_INTERVAL = Duration.ofSeconds(5);
 
-    private final DockerApi docker;
+    private final Docker docker;
     private final ContainerEvents events;
     private final ContainerRepairer repairer;
     private final ExaminationReporter reporter;
@@ -66,7 +64,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
     private volatile boolean answering = true;
     private volatile boolean reconciled;
 
-    public Agent(DockerApi docker, ContainerEvents events, ContainerRepairer repairer, ExaminationReporter reporter,
+    public Agent(Docker docker, ContainerEvents events, ContainerRepairer repairer, ExaminationReporter reporter,
                  RepairMetrics metrics, Clock clock, int workerCount, Duration resyncInterval, Duration shutdownGrace) {
         this.docker = docker;
         this.events = events;

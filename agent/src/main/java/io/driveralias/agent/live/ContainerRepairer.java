@@ -6,9 +6,7 @@ import io.driveralias.agent.core.ContainerScope;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.core.LruMap;
-import io.driveralias.agent.docker.ContainerInfo;
-import io.driveralias.agent.docker.DockerApi;
-import io.driveralias.agent.docker.DockerException;
+import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.logging.Mdc;
@@ -37,7 +35,7 @@ public final class ContainerRepairer {
     public record Settings(List<String> libraryDirectories, Optional<String> driverVersion) {
     }
 
-    private final DockerApi docker;
+    private final Docker docker;
     private final ContainerRoots roots;
     private final RootRepairer repairer;
     private final ContainerScope scope;
@@ -52,7 +50,7 @@ public final class ContainerRepairer {
     }
 
     /** {@code seeder} null: no repair before start (one-shot commands). */
-    public ContainerRepairer(DockerApi docker, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
+    public ContainerRepairer(Docker docker, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
                              Settings settings, CreateTimeSeeder seeder, Clock clock) {
         this.docker = docker;
         this.roots = roots;

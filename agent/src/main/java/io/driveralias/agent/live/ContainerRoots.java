@@ -1,7 +1,7 @@
 package io.driveralias.agent.live;
 
 import io.driveralias.agent.core.FileNames;
-import io.driveralias.agent.docker.ContainerInfo;
+import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.fs.KernelFiles;
