@@ -50,8 +50,9 @@ final class ContainerFixtures {
         byte[] bytes = new byte[32];
         int n = NEXT.getAndIncrement();
         bytes[0] = (byte) 0xc0;
-        bytes[31] = (byte) n;
-        bytes[30] = (byte) (n >> 8);
+        // Distinct in the first 12 hex digits, which name the container's directory.
+        bytes[1] = (byte) (n >> 8);
+        bytes[2] = (byte) n;
         return HexFormat.of().formatHex(bytes);
     }
 
