@@ -69,6 +69,35 @@ final class ContainerFixtures {
                 LIB + "/" + DRIVER_FILE, false)), "overlay2", Map.of("MergedDir", merged.toString()), false, "");
     }
 
+    /**
+     * A created GPU container of overlay2 storage, not started: its image layer has the
+     * library directory, its upper layer is empty, its merged directory not mounted yet.
+     */
+    ContainerInfo createdOnOverlay(String id, String image, boolean readOnlyRootfs) throws IOException {
+        Path layers = dir.resolve(id.substring(0, 12));
+        Path upper = Files.createDirectories(layers.resolve("upper"));
+        Path lower = Files.createDirectories(layers.resolve("lower"));
+        Files.createDirectories(lower.resolve(LIB.substring(1)));
+        return new ContainerInfo(id, "c-" + id.substring(0, 6), image, Map.of(), false, 0, Optional.empty(),
+                List.of(new ContainerInfo.Mount("bind", hostDriver.toString(), LIB + "/" + DRIVER_FILE, false)),
+                "overlay2", Map.of("UpperDir", upper.toString(), "LowerDir", lower.toString(),
+                "MergedDir", layers.resolve("merged").toString()), readOnlyRootfs, "");
+    }
+
+    CreateTimeSeeder seeder() {
+        PathResolver resolver = PathResolver.detect(false);
+        DriverLocator locator = new DriverLocator(new SonameCache(64), new HostRoot(hostProc.toString(), resolver));
+        return new CreateTimeSeeder(locator::hostFileSoname, new AliasPlanner(false), resolver, Optional.of(VERSION));
+    }
+
+    ContainerRepairer repairer(Docker docker, CreateTimeSeeder seeder, ContainerScope scope) {
+        PathResolver resolver = PathResolver.detect(false);
+        return new ContainerRepairer(docker, new ContainerRoots(hostProc.toString(), resolver),
+                new RootRepairer(new DriverLocator(new SonameCache(64), new HostRoot(hostProc.toString(), resolver)),
+                        new AliasPlanner(false)),
+                scope, new ContainerRepairer.Settings(List.of(LIB), Optional.of(VERSION)), seeder, Clock.systemUTC());
+    }
+
     /** The same container, exited. */
     static ContainerInfo exited(ContainerInfo info) {
         return new ContainerInfo(info.id(), info.name(), info.image(), info.labels(), false, 0, info.startedAt(),
@@ -88,11 +117,6 @@ final class ContainerFixtures {
     }
 
     ContainerRepairer repairer(Docker docker, CreateTimeSeeder seeder) {
-        PathResolver resolver = PathResolver.detect(false);
-        return new ContainerRepairer(docker, new ContainerRoots(hostProc.toString(), resolver),
-                new RootRepairer(new DriverLocator(new SonameCache(64), new HostRoot(hostProc.toString(), resolver)),
-                        new AliasPlanner(false)),
-                new ContainerScope(List.of(), List.of()), new ContainerRepairer.Settings(List.of(LIB),
-                Optional.of(VERSION)), seeder, Clock.systemUTC());
+        return repairer(docker, seeder, new ContainerScope(List.of(), List.of()));
     }
 }

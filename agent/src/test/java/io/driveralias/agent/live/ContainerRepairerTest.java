@@ -8,6 +8,7 @@ import io.driveralias.agent.repair.RootRepairer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -141,5 +142,38 @@ class ContainerRepairerTest {
 
         assertThat(examine(c.id(), Optional.empty(), false)).isEmpty();
         assertThat(fixtures.libraryDirectory(c).resolve(ContainerFixtures.ALIAS)).doesNotExist();
+    }
+
+    @Test
+    void aCreatedGpuContainerIsSeededButNotAReadOnlyOneNorAnExcludedOne() throws Exception {
+        ContainerRepairer seeding = fixtures.repairer(docker, fixtures.seeder(),
+                new io.driveralias.agent.core.ContainerScope(List.of(), List.of("excluded/*")));
+        ContainerInfo plain = fixtures.createdOnOverlay(ContainerFixtures.newId(), "cuda", false);
+        ContainerInfo readOnly = fixtures.createdOnOverlay(ContainerFixtures.newId(), "cuda", true);
+        ContainerInfo excluded = fixtures.createdOnOverlay(ContainerFixtures.newId(), "excluded/cuda", false);
+        for (ContainerInfo c : List.of(plain, readOnly, excluded)) {
+            docker.put(c);
+            assertThat(seeding.examine(c.id(), Instant.now(), RootRepairer.Mode.APPLY, Optional.empty(), false))
+                    .as("nothing to report before the start").isEmpty();
+        }
+
+        assertThat(upperAlias(plain)).isSymbolicLink();
+        assertThat(upperAlias(readOnly)).as("a read-only root is the owner's choice").doesNotExist();
+        assertThat(upperAlias(excluded)).doesNotExist();
+    }
+
+    @Test
+    void aDryRunNeverSeeds() throws Exception {
+        ContainerRepairer seeding = fixtures.repairer(docker, fixtures.seeder());
+        ContainerInfo c = fixtures.createdOnOverlay(ContainerFixtures.newId(), "cuda", false);
+        docker.put(c);
+
+        seeding.examine(c.id(), Instant.now(), RootRepairer.Mode.DRY_RUN, Optional.empty(), false);
+
+        assertThat(upperAlias(c)).doesNotExist();
+    }
+
+    private static Path upperAlias(ContainerInfo c) {
+        return Path.of(c.graphData().get("UpperDir"), ContainerFixtures.LIB.substring(1), ContainerFixtures.ALIAS);
     }
 }
