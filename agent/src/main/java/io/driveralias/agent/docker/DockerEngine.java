@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.dockerjava.transport.DockerHttpClient;
 import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
 import io.driveralias.agent.core.ContainerInfo;
+import io.driveralias.agent.core.DockerApiVersions;
 import io.driveralias.agent.core.Printable;
 import io.driveralias.agent.live.Docker;
 import io.driveralias.agent.live.DockerException;
@@ -25,7 +26,7 @@ import java.util.regex.Pattern;
 /**
  * Docker's Engine API over docker-java's zerodep transport: plain HTTP requests on the
  * daemon's socket, answers read with Jackson, each bounded. The API version is negotiated
- * with the daemon at every (re)connect (see {@link ApiVersions}), or fixed by the operator
+ * with the daemon at every (re)connect (see {@link DockerApiVersions}), or fixed by the operator
  * ({@code --docker-api-version}), which the daemon then has to accept.
  */
 public final class DockerEngine implements Docker {
@@ -66,7 +67,7 @@ public final class DockerEngine implements Docker {
 
     /** {@code apiVersion}: speak this version instead of negotiating (e.g. "1.24"). */
     public static DockerEngine create(String dockerHost, Optional<String> apiVersion) {
-        apiVersion.filter(v -> !ApiVersions.isSupported(v)).ifPresent(v -> {
+        apiVersion.filter(v -> !DockerApiVersions.isSupported(v)).ifPresent(v -> {
             throw new IllegalArgumentException("Docker API " + v + " is not supported");
         });
         URI uri = URI.create(dockerHost);
@@ -102,14 +103,14 @@ public final class DockerEngine implements Docker {
     public String negotiate() throws DockerException {
         JsonNode answer = tree("/version", body("/version", MAX_RESPONSE).bytes());
         String daemon = answer.path("ApiVersion").asText("");
-        if (!ApiVersions.isVersion(daemon)) {
+        if (!DockerApiVersions.isVersion(daemon)) {
             throw new DockerException("the daemon did not say its API version");
         }
-        if (ApiVersions.compare(daemon, ApiVersions.OLDEST_SUPPORTED) < 0) {
-            throw new DockerException("Docker API " + daemon + " is older than " + ApiVersions.OLDEST_SUPPORTED
+        if (DockerApiVersions.compare(daemon, DockerApiVersions.OLDEST_SUPPORTED) < 0) {
+            throw new DockerException("Docker API " + daemon + " is older than " + DockerApiVersions.OLDEST_SUPPORTED
                     + " (Docker 1.12)");
         }
-        version = forcedVersion.orElse(ApiVersions.agreed(daemon));
+        version = forcedVersion.orElse(DockerApiVersions.agreed(daemon));
         return version;
     }
 

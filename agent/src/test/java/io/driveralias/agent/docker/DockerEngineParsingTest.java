@@ -3,6 +3,7 @@ package io.driveralias.agent.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import io.driveralias.agent.core.DockerApiVersions;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -37,13 +38,13 @@ class DockerEngineParsingTest {
 
     @Test
     void versionsAreComparedAsNumbersAndAgreedDownToTheDaemons() {
-        assertThat(ApiVersions.compare("1.9", "1.24")).isNegative();
-        assertThat(ApiVersions.agreed("1.51")).isEqualTo(ApiVersions.NEWEST_KNOWN);
-        assertThat(ApiVersions.agreed("1.30")).isEqualTo("1.30");
-        assertThat(ApiVersions.isSupported("1.24")).isTrue();
-        assertThat(ApiVersions.isSupported("1.23")).isFalse();
-        assertThat(ApiVersions.isSupported("1.44")).isFalse();
-        assertThat(ApiVersions.isSupported("1.x")).isFalse();
-        assertThat(ApiVersions.isVersion("1.43-rc")).isFalse();
+        assertThat(DockerApiVersions.compare("1.9", "1.24")).isNegative();
+        assertThat(DockerApiVersions.agreed("1.51")).isEqualTo(DockerApiVersions.NEWEST_KNOWN);
+        assertThat(DockerApiVersions.agreed("1.30")).isEqualTo("1.30");
+        assertThat(DockerApiVersions.isSupported("1.24")).isTrue();
+        assertThat(DockerApiVersions.isSupported("1.23")).isFalse();
+        assertThat(DockerApiVersions.isSupported("1.44")).isFalse();
+        assertThat(DockerApiVersions.isSupported("1.x")).isFalse();
+        assertThat(DockerApiVersions.isVersion("1.43-rc")).isFalse();
     }
 }

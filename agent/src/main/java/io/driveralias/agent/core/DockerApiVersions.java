@@ -1,15 +1,15 @@
-package io.driveralias.agent.docker;
+package io.driveralias.agent.core;
 
 /**
  * The Docker API versions this agent speaks: from 1.24 (Docker 1.12) to {@link #NEWEST_KNOWN}.
  * With the daemon, the older of its version and ours is agreed.
  */
-public final class ApiVersions {
+public final class DockerApiVersions {
 
     public static final String NEWEST_KNOWN = "1.43";
     public static final String OLDEST_SUPPORTED = "1.24";
 
-    private ApiVersions() {
+    private DockerApiVersions() {
     }
 
     /** Whether this agent can speak Docker API {@code version} ("1.24" .. {@link #NEWEST_KNOWN}). */
@@ -17,17 +17,17 @@ public final class ApiVersions {
         return isVersion(version) && compare(version, OLDEST_SUPPORTED) >= 0 && compare(version, NEWEST_KNOWN) <= 0;
     }
 
-    static boolean isVersion(String text) {
+    public static boolean isVersion(String text) {
         return text.matches("[0-9]{1,3}\\.[0-9]{1,3}");
     }
 
     /** The version to speak with a daemon that speaks up to {@code daemon}: ours or its, the older. */
-    static String agreed(String daemon) {
+    public static String agreed(String daemon) {
         return compare(daemon, NEWEST_KNOWN) < 0 ? daemon : NEWEST_KNOWN;
     }
 
     /** Compares "major.minor" versions numerically; both must pass {@link #isVersion}. */
-    static int compare(String a, String b) {
+    public static int compare(String a, String b) {
         String[] x = a.split("\\.");
         String[] y = b.split("\\.");
         for (int i = 0; i < 2; i++) {
