@@ -9,8 +9,9 @@ import io.driveralias.agent.config.ConfigParser;
 import io.driveralias.agent.core.AliasPlanner;
 import io.driveralias.agent.core.ContainerScope;
 import io.driveralias.agent.core.DriverVersions;
-import io.driveralias.agent.docker.DockerApi;
-import io.driveralias.agent.docker.DockerContainerEvents;
+import io.driveralias.agent.docker.DockerEngine;
+import io.driveralias.agent.live.Docker;
+import io.driveralias.agent.live.DockerEvents;
 import io.driveralias.agent.fs.HostRoot;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.http.AgentHttpServer;
@@ -83,7 +84,7 @@ public final class Main {
 
     private static int runOnce(AgentConfig config, RootRepairer.Mode mode, boolean checkOnly, PrintStream out,
                                PrintStream err) {
-        try (DockerApi docker = DockerApi.create(config.dockerHost(), config.dockerApiVersion())) {
+        try (Docker docker = DockerEngine.create(config.dockerHost(), config.dockerApiVersion())) {
             ContainerRepairer repairer = repairer(config, docker, RepairMetrics.NOOP, false);
             return new ContainersCommand(docker, repairer, Clock.systemUTC(), out, err)
                     .run(config.containerIds(), mode, checkOnly, config.json());
@@ -96,9 +97,9 @@ public final class Main {
         try (MicrometerRepairMetrics metrics = MicrometerRepairMetrics.withProcessMetrics();
              PodEvents podEvents = PodEventsFactory.create(config.kubernetes(), config.nodeName(), metrics, clock,
                      System.getenv());
-             DockerApi docker = DockerApi.create(config.dockerHost(), config.dockerApiVersion())) {
+             Docker docker = DockerEngine.create(config.dockerHost(), config.dockerApiVersion())) {
             metrics.resyncInterval(config.resyncInterval());
-            Agent agent = new Agent(docker, new DockerContainerEvents(docker), repairer(config, docker, metrics, true),
+            Agent agent = new Agent(docker, new DockerEvents(docker), repairer(config, docker, metrics, true),
                     new ExaminationReporter(metrics, podEvents), metrics, clock,
                     config.workers(), config.resyncInterval(), config.shutdownGrace());
             try (AgentHttpServer http = new AgentHttpServer(
@@ -126,7 +127,7 @@ public final class Main {
         }
     }
 
-    private static ContainerRepairer repairer(AgentConfig config, DockerApi docker, RepairMetrics metrics,
+    private static ContainerRepairer repairer(AgentConfig config, Docker docker, RepairMetrics metrics,
                                               boolean beforeStart) {
         PathResolver resolver = PathResolver.detect(config.forceWalkResolver());
         Optional<String> version = config.driverVersion().or(() -> hostDriverVersion(config.hostProc()));

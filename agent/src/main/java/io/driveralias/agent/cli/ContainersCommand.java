@@ -1,8 +1,8 @@
 package io.driveralias.agent.cli;
 
 import io.driveralias.agent.core.ContainerOutcome;
-import io.driveralias.agent.docker.DockerApi;
-import io.driveralias.agent.docker.DockerException;
+import io.driveralias.agent.live.Docker;
+import io.driveralias.agent.live.DockerException;
 import io.driveralias.agent.live.ContainerRepairer;
 import io.driveralias.agent.live.Examination;
 import io.driveralias.agent.repair.RootRepairer;
@@ -21,13 +21,13 @@ import java.util.Optional;
  */
 public final class ContainersCommand {
 
-    private final DockerApi docker;
+    private final Docker docker;
     private final ContainerRepairer repairer;
     private final Clock clock;
     private final PrintStream out;
     private final PrintStream err;
 
-    public ContainersCommand(DockerApi docker, ContainerRepairer repairer, Clock clock, PrintStream out, PrintStream err) {
+    public ContainersCommand(Docker docker, ContainerRepairer repairer, Clock clock, PrintStream out, PrintStream err) {
         this.docker = docker;
         this.repairer = repairer;
         this.clock = clock;

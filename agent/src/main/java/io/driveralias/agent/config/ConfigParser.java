@@ -4,8 +4,8 @@ import io.driveralias.agent.config.AgentConfig.Command;
 import io.driveralias.agent.config.AgentConfig.KubernetesMode;
 import io.driveralias.agent.config.AgentConfig.LdconfigMode;
 import io.driveralias.agent.config.AgentConfig.LogFormat;
-import io.driveralias.agent.docker.DockerApi;
 import io.driveralias.agent.config.AgentConfig.LogLevel;
+import io.driveralias.agent.core.DockerApiVersions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -131,9 +131,9 @@ public final class ConfigParser {
         }
         int workers = integer("workers", v.single("workers"), 1, 16);
         Optional<String> apiVersion = v.optional("docker-api-version");
-        if (apiVersion.isPresent() && !DockerApi.isSupported(apiVersion.get())) {
-            throw new ConfigException("--docker-api-version must be " + DockerApi.OLDEST_SUPPORTED + " to "
-                    + DockerApi.NEWEST_KNOWN + ", got " + apiVersion.get());
+        if (apiVersion.isPresent() && !DockerApiVersions.isSupported(apiVersion.get())) {
+            throw new ConfigException("--docker-api-version must be " + DockerApiVersions.OLDEST_SUPPORTED + " to "
+                    + DockerApiVersions.NEWEST_KNOWN + ", got " + apiVersion.get());
         }
         Duration resync = duration("resync-interval", v.single("resync-interval"));
         if (resync.compareTo(Duration.ofSeconds(1)) < 0) {

@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import io.driveralias.agent.core.ContainerInfo;
 
 /**
  * Reads the inspect JSON tree into {@link ContainerInfo}. Tolerant of missing fields (old

@@ -2,8 +2,6 @@ package io.driveralias.agent.live;
 
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.LruMap;
-import io.driveralias.agent.docker.DockerApi;
-import io.driveralias.agent.docker.DockerException;
 import io.driveralias.agent.http.AgentStatus;
 import io.driveralias.agent.live.ExaminationReporter.Reported;
 import io.driveralias.agent.metrics.RepairMetrics;
@@ -36,16 +34,19 @@ import org.slf4j.LoggerFactory;
 public final class Agent implements AgentStatus, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Agent.class);
-    private static final int QUEUE_CAPACITY = 10_000;
     private static final int HISTORY_CAPACITY = 16_384;
-    /** How long a created container waits for its start to join it (see RepairQueue). */
-    private static final Duration CREATE_DELAY = Duration.ofMillis(250);
-    /** Enough rounds for C1 to compile the repair path (see docs on footprint). */
-    private static final int WARMUP_ROUNDS = 300;
-    private static final Duration PING_INTERVAL = Duration.ofSeconds(5);
+    /** While Docker does not answer, it is asked every second, to be ready soon after it does. */
     private static final Duration PING_INTERVAL_DOWN = Duration.ofSeconds(1);
 
-    private final DockerApi docker;
+    /**
+     * @param createDelay  how long a created container waits for its start to join it (see RepairQueue)
+     * @param warmupRounds enough rounds for C1 to compile the repair path (see docs on footprint)
+     */
+    record Tuning(int queueCapacity, Duration createDelay, int warmupRounds, Duration pingInterval) {
+        static final Tuning DEFAULT = new Tuning(10_000, Duration.ofMillis(250), 300, Duration.ofSeconds(5));
+    }
+
+    private final Docker docker;
     private final ContainerEvents events;
     private final ContainerRepairer repairer;
     private final ExaminationReporter reporter;
@@ -53,7 +54,8 @@ public final class Agent implements AgentStatus, AutoCloseable {
     private final Clock clock;
     private final Duration resyncInterval;
     private final Duration shutdownGrace;
-    private final RepairQueue queue = new RepairQueue(QUEUE_CAPACITY, CREATE_DELAY);
+    private final Tuning tuning;
+    private final RepairQueue queue;
     /**
      * What was last reported for each container, kept past its die and destroy events (which
      * may arrive between a container's create and start jobs, or before a reconcile's job) so
@@ -67,8 +69,17 @@ public final class Agent implements AgentStatus, AutoCloseable {
     private volatile boolean answering = true;
     private volatile boolean reconciled;
 
-    public Agent(DockerApi docker, ContainerEvents events, ContainerRepairer repairer, ExaminationReporter reporter,
+    public Agent(Docker docker, ContainerEvents events, ContainerRepairer repairer, ExaminationReporter reporter,
                  RepairMetrics metrics, Clock clock, int workerCount, Duration resyncInterval, Duration shutdownGrace) {
+        this(docker, events, repairer, reporter, metrics, clock, workerCount, resyncInterval, shutdownGrace,
+                Tuning.DEFAULT);
+    }
+
+    Agent(Docker docker, ContainerEvents events, ContainerRepairer repairer, ExaminationReporter reporter,
+          RepairMetrics metrics, Clock clock, int workerCount, Duration resyncInterval, Duration shutdownGrace,
+          Tuning tuning) {
+        this.tuning = tuning;
+        this.queue = new RepairQueue(tuning.queueCapacity(), tuning.createDelay());
         this.docker = docker;
         this.events = events;
         this.repairer = repairer;
@@ -94,7 +105,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
 
     public void start() {
         metrics.dockerConnected(false);
-        repairer.warmUp(WARMUP_ROUNDS);
+        repairer.warmUp(tuning.warmupRounds());
         workers.forEach(Thread::start);
         events.start(new ContainerEvents.Listener() {
             @Override
@@ -119,7 +130,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
         });
         long period = resyncInterval.toMillis();
         reconciler.scheduleWithFixedDelay(() -> reconcile(false), period, period, TimeUnit.MILLISECONDS);
-        pinger.schedule(this::ping, PING_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+        pinger.schedule(this::ping, tuning.pingInterval().toMillis(), TimeUnit.MILLISECONDS);
     }
 
     private String apiVersion() {
@@ -134,7 +145,8 @@ public final class Agent implements AgentStatus, AutoCloseable {
     private void ping() {
         boolean ok = docker.ping();
         try {
-            pinger.schedule(this::ping, (ok ? PING_INTERVAL : PING_INTERVAL_DOWN).toMillis(), TimeUnit.MILLISECONDS);
+            pinger.schedule(this::ping, (ok ? tuning.pingInterval() : PING_INTERVAL_DOWN).toMillis(),
+                    TimeUnit.MILLISECONDS);
         } catch (java.util.concurrent.RejectedExecutionException closing) {
             return;
         }

@@ -6,9 +6,7 @@ import io.driveralias.agent.core.ContainerScope;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.core.LruMap;
-import io.driveralias.agent.docker.ContainerInfo;
-import io.driveralias.agent.docker.DockerApi;
-import io.driveralias.agent.docker.DockerException;
+import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.logging.Mdc;
@@ -40,7 +38,7 @@ public final class ContainerRepairer {
     public record Settings(List<String> libraryDirectories, Optional<String> driverVersion) {
     }
 
-    private final DockerApi docker;
+    private final Docker docker;
     private final ContainerRoots roots;
     private final RootRepairer repairer;
     private final ContainerScope scope;
@@ -55,7 +53,7 @@ public final class ContainerRepairer {
     }
 
     /** {@code seeder} null: no repair before start (one-shot commands). */
-    public ContainerRepairer(DockerApi docker, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
+    public ContainerRepairer(Docker docker, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
                              Settings settings, CreateTimeSeeder seeder, Clock clock) {
         this.docker = docker;
         this.roots = roots;
@@ -174,32 +172,35 @@ public final class ContainerRepairer {
     }
 
     /**
-     * False when the examined start has ended: its process exited (Docker may not know yet),
-     * or Docker says so. A Docker error keeps the failure.
+     * False when the examined start has ended: its process is a zombie, or Docker says the
+     * start is over. A process in the middle of exiting already fails the repair (its mount
+     * table reads EINVAL) but is neither a zombie nor exited in Docker's eyes yet: it gets a
+     * moment. A process this /proc does not show (no host PID namespace) is Docker's to judge.
+     * A Docker error keeps the failure.
      */
     private boolean stillSameStart(ContainerInfo examined) {
-        // A process in the middle of exiting already fails the repair (its mount table reads
-        // EINVAL) but is neither a zombie nor exited in Docker's eyes yet: give it a moment.
         long deadline = System.nanoTime() + EXIT_SETTLE.toNanos();
         while (true) {
-            if (roots.processEnded(examined.pid())) {
+            ContainerRoots.ProcessState state = roots.processState(examined.pid());
+            if (state == ContainerRoots.ProcessState.ENDED) {
                 return false;
             }
-            if (System.nanoTime() > deadline) {
-                break;
+            if (state == ContainerRoots.ProcessState.NOT_VISIBLE || System.nanoTime() > deadline) {
+                try {
+                    requireSameStart(examined);
+                } catch (ErrnoException e) {
+                    return !e.is(Errno.ESRCH);
+                }
+                if (System.nanoTime() > deadline) {
+                    return true;
+                }
             }
             try {
                 Thread.sleep(10);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                break;
+                return true;
             }
-        }
-        try {
-            requireSameStart(examined);
-            return true;
-        } catch (ErrnoException e) {
-            return !e.is(Errno.ESRCH);
         }
     }
 

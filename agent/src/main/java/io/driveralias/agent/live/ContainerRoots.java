@@ -1,7 +1,7 @@
 package io.driveralias.agent.live;
 
 import io.driveralias.agent.core.FileNames;
-import io.driveralias.agent.docker.ContainerInfo;
+import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.fs.KernelFiles;
@@ -111,28 +111,32 @@ public final class ContainerRoots {
         }
     }
 
+    /** What this /proc says of a container's process. */
+    public enum ProcessState { RUNNING, ENDED, NOT_VISIBLE }
+
     /**
-     * True when the process has exited (gone, or a zombie its runtime has not reaped yet):
-     * Docker may still call the container running for some milliseconds after its process
-     * is gone, and a repair that failed in that window is a container that ended, not a failure.
+     * ENDED for a zombie (exited, its runtime has not reaped it yet); NOT_VISIBLE when there is
+     * no such process here: exited and reaped, or never visible (no host PID namespace), which
+     * only Docker can tell apart. Docker may still call a container running for some
+     * milliseconds after its process exited.
      */
-    public boolean processEnded(int pid) {
+    public ProcessState processState(int pid) {
         if (pid <= 0) {
-            return true;
+            return ProcessState.NOT_VISIBLE;
         }
         int fd;
         try {
             fd = Libc.openHost(hostProc + "/" + pid, OpenFlags.O_PATH | OpenFlags.O_DIRECTORY);
         } catch (ErrnoException e) {
-            return e.is(Errno.ENOENT) || e.is(Errno.ESRCH);
+            return ProcessState.NOT_VISIBLE;
         }
         try {
             String stat = new String(KernelFiles.read(fd, "stat", 4096), StandardCharsets.ISO_8859_1);
             int close = stat.lastIndexOf(')');
             char state = close >= 0 && close + 2 < stat.length() ? stat.charAt(close + 2) : '?';
-            return state == 'Z' || state == 'X';
+            return state == 'Z' || state == 'X' ? ProcessState.ENDED : ProcessState.RUNNING;
         } catch (ErrnoException e) {
-            return e.is(Errno.ENOENT) || e.is(Errno.ESRCH);
+            return ProcessState.NOT_VISIBLE;
         } finally {
             Libc.close(fd);
         }

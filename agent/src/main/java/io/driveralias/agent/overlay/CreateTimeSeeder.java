@@ -5,7 +5,7 @@ import io.driveralias.agent.core.DriverLibrary;
 import io.driveralias.agent.core.DriverVersions;
 import io.driveralias.agent.core.FileNames;
 import io.driveralias.agent.core.LinkAction;
-import io.driveralias.agent.docker.ContainerInfo;
+import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.elf.ElfFormatException;
 import io.driveralias.agent.fs.Directory;
 import io.driveralias.agent.fs.Errno;

@@ -2,7 +2,7 @@ package io.driveralias.agent.live;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.driveralias.agent.docker.ContainerInfo;
+import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.fs.PathResolver;
 import java.io.IOException;
 import java.io.RandomAccessFile;
@@ -70,15 +70,16 @@ class ContainerRootsTest {
     }
 
     @Test
-    void aZombieOrAMissingProcessHasEnded() throws Exception {
+    void aZombieHasEndedAndAMissingProcessIsDockersToJudge() throws Exception {
         process(4444, "");
         Path zombie = process(4545, "");
         Files.writeString(zombie.resolve("stat"), "4545 (a) b) c) Z 1 1 1 0");
         ContainerRoots roots = new ContainerRoots(proc.toString(), PathResolver.detect(false));
 
-        assertThat(roots.processEnded(4444)).isFalse();
-        assertThat(roots.processEnded(4545)).as("zombie, with ')' in its name").isTrue();
-        assertThat(roots.processEnded(4646)).isTrue();
-        assertThat(roots.processEnded(0)).isTrue();
+        assertThat(roots.processState(4444)).isEqualTo(ContainerRoots.ProcessState.RUNNING);
+        assertThat(roots.processState(4545)).as("zombie, with ')' in its name")
+                .isEqualTo(ContainerRoots.ProcessState.ENDED);
+        assertThat(roots.processState(4646)).isEqualTo(ContainerRoots.ProcessState.NOT_VISIBLE);
+        assertThat(roots.processState(0)).isEqualTo(ContainerRoots.ProcessState.NOT_VISIBLE);
     }
 }

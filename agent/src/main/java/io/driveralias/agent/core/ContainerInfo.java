@@ -1,4 +1,4 @@
-package io.driveralias.agent.docker;
+package io.driveralias.agent.core;
 
 import java.time.Instant;
 import java.util.List;

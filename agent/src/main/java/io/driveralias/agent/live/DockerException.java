@@ -1,4 +1,4 @@
-package io.driveralias.agent.docker;
+package io.driveralias.agent.live;
 
 /** Docker answered with an error, or could not be reached. */
 public class DockerException extends Exception {

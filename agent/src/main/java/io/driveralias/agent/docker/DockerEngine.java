@@ -1,0 +1,268 @@
+package io.driveralias.agent.docker;
+
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.github.dockerjava.transport.DockerHttpClient;
+import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
+import io.driveralias.agent.core.ContainerInfo;
+import io.driveralias.agent.core.DockerApiVersions;
+import io.driveralias.agent.core.Printable;
+import io.driveralias.agent.live.Docker;
+import io.driveralias.agent.live.DockerException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/**
+ * Docker's Engine API over docker-java's zerodep transport: plain HTTP requests on the
+ * daemon's socket, answers read with Jackson, each bounded. The API version is negotiated
+ * with the daemon at every (re)connect (see {@link DockerApiVersions}), or fixed by the operator
+ * ({@code --docker-api-version}), which the daemon then has to accept.
+ */
+public final class DockerEngine implements Docker {
+
+    /** Inspect output carries user-chosen labels and env: bounded. */
+    private static final int MAX_RESPONSE = 8 << 20;
+    /** Thousands of containers, each listed with its labels, ports and mounts. */
+    private static final long MAX_LIST = 256L << 20;
+    private static final int MAX_ERROR = 300;
+    private static final Pattern CONTAINER_REF = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,254}");
+    private static final Pattern SINCE = Pattern.compile("[0-9]{1,19}(\\.[0-9]{1,9})?");
+    private static final String EVENT_FILTERS = query(
+            "{\"type\":[\"container\"],\"event\":[\"create\",\"start\",\"die\",\"destroy\"]}");
+    private static final String RUNNING = query("{\"status\":[\"running\"]}");
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final JsonFactory STREAMING = new JsonFactory();
+    static final Duration PING_TIMEOUT = Duration.ofSeconds(2);
+
+    private final String host;
+    private final DockerHttpClient http;
+    private final DockerHttpClient streamHttp;
+    private final Optional<String> forcedVersion;
+    private volatile String version;
+
+    private DockerEngine(String host, DockerHttpClient http, DockerHttpClient streamHttp,
+                         Optional<String> forcedVersion) {
+        this.host = host;
+        this.http = http;
+        this.streamHttp = streamHttp;
+        this.forcedVersion = forcedVersion;
+    }
+
+    public static DockerEngine create(String dockerHost) {
+        return create(dockerHost, Optional.empty());
+    }
+
+    /** {@code apiVersion}: speak this version instead of negotiating (e.g. "1.24"). */
+    public static DockerEngine create(String dockerHost, Optional<String> apiVersion) {
+        apiVersion.filter(v -> !DockerApiVersions.isSupported(v)).ifPresent(v -> {
+            throw new IllegalArgumentException("Docker API " + v + " is not supported");
+        });
+        URI uri = URI.create(dockerHost);
+        DockerHttpClient http = new ZerodepDockerHttpClient.Builder().dockerHost(uri)
+                .connectionTimeout(Duration.ofSeconds(5)).responseTimeout(Duration.ofSeconds(30))
+                .maxConnections(16).build();
+        // The event stream stays open for days: no response timeout on its own client.
+        DockerHttpClient streamHttp = new ZerodepDockerHttpClient.Builder().dockerHost(uri)
+                .connectionTimeout(Duration.ofSeconds(5)).maxConnections(2).build();
+        return new DockerEngine(dockerHost, http, streamHttp, apiVersion);
+    }
+
+    /** A frozen daemon still accepts connections: only a deadline over the whole call tells. */
+    @Override
+    public boolean ping() {
+        return DockerPing.ping(URI.create(host), PING_TIMEOUT);
+    }
+
+    @Override
+    public String host() {
+        return host;
+    }
+
+    @Override
+    public String negotiate() throws DockerException {
+        JsonNode answer = tree("/version", body("/version", MAX_RESPONSE).bytes());
+        String daemon = answer.path("ApiVersion").asText("");
+        if (!DockerApiVersions.isVersion(daemon)) {
+            throw new DockerException("the daemon did not say its API version");
+        }
+        if (DockerApiVersions.compare(daemon, DockerApiVersions.OLDEST_SUPPORTED) < 0) {
+            throw new DockerException("Docker API " + daemon + " is older than " + DockerApiVersions.OLDEST_SUPPORTED
+                    + " (Docker 1.12)");
+        }
+        version = forcedVersion.orElse(DockerApiVersions.agreed(daemon));
+        return version;
+    }
+
+    @Override
+    public String apiVersion() throws DockerException {
+        String v = version;
+        return v != null ? v : negotiate();
+    }
+
+    @Override
+    public ContainerInfo inspect(String idOrName) throws DockerException {
+        if (!CONTAINER_REF.matcher(idOrName).matches()) {
+            throw new DockerException("not a container id or name: " + Printable.of(idOrName));
+        }
+        String path = "/v" + apiVersion() + "/containers/" + idOrName + "/json";
+        Body body = body(path, MAX_RESPONSE);
+        if (body.status() == 404) {
+            throw new DockerException.NoSuchContainer(idOrName);
+        }
+        return ContainerInspectParser.parse(tree(path, body.bytes()));
+    }
+
+    @Override
+    public List<String> runningContainerIds() throws DockerException {
+        String path = "/v" + apiVersion() + "/containers/json?filters=" + RUNNING;
+        try (DockerHttpClient.Response response = execute(http, get(path));
+             InputStream body = new BoundedInput(response.getBody(), MAX_LIST)) {
+            requireOk(path, response.getStatusCode(), body);
+            return ids(body).reversed();
+        } catch (IOException e) {
+            throw new DockerException.Unreachable("reading " + path + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** The {@code Id} of each listed container (Docker lists the newest first); nothing else is read. */
+    static List<String> ids(InputStream json) throws IOException {
+        List<String> ids = new ArrayList<>();
+        try (JsonParser p = STREAMING.createParser(json)) {
+            if (p.nextToken() != JsonToken.START_ARRAY) {
+                throw new IOException("not a list of containers");
+            }
+            for (JsonToken t = p.nextToken(); t == JsonToken.START_OBJECT; t = p.nextToken()) {
+                while (p.nextToken() == JsonToken.FIELD_NAME) {
+                    String name = p.currentName();
+                    if (p.nextToken() == JsonToken.VALUE_STRING && name.equals("Id")) {
+                        ids.add(p.getText());
+                    } else {
+                        p.skipChildren();
+                    }
+                }
+            }
+        }
+        return ids;
+    }
+
+    @Override
+    public EventStream events(Optional<String> since) throws DockerException {
+        String path = "/v" + apiVersion() + "/events?filters=" + EVENT_FILTERS
+                + since.filter(s -> SINCE.matcher(s).matches()).map(s -> "&since=" + s).orElse("");
+        DockerHttpClient.Response response = execute(streamHttp, get(path));
+        try {
+            InputStream body = response.getBody();
+            requireOk(path, response.getStatusCode(), body);
+            return new Subscription(response, new EventLines(body));
+        } catch (IOException | DockerException | RuntimeException e) {
+            response.close();
+            throw e instanceof DockerException d ? d
+                    : new DockerException.Unreachable("reading " + path + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** One open event stream; closing the response (from any thread) ends a read in progress. */
+    private record Subscription(DockerHttpClient.Response response, EventLines lines) implements EventStream {
+        @Override
+        public Optional<Event> next() throws DockerException {
+            try {
+                return lines.next();
+            } catch (IOException | RuntimeException e) {
+                throw new DockerException.Unreachable("event stream: " + e.getMessage(), e);
+            }
+        }
+
+        @Override
+        public void close() {
+            try {
+                response.close();
+            } catch (RuntimeException ignored) {
+                // Closing a stream that already broke.
+            }
+        }
+    }
+
+    /** A whole answer, read to at most {@code max} bytes. */
+    private record Body(int status, byte[] bytes) {
+    }
+
+    /** The answer to a GET: a 2xx or a 404 (the caller's to interpret); anything else an error. */
+    private Body body(String path, int max) throws DockerException {
+        try (DockerHttpClient.Response response = execute(http, get(path));
+             InputStream in = response.getBody()) {
+            byte[] bytes = in.readNBytes(max + 1);
+            if (bytes.length > max) {
+                throw new DockerException(path + ": response larger than " + max + " bytes");
+            }
+            int status = response.getStatusCode();
+            if (status / 100 != 2 && status != 404) {
+                throw new DockerException(path + ": HTTP " + status + ": " + message(bytes));
+            }
+            return new Body(status, bytes.length == 0 ? "{}".getBytes(StandardCharsets.UTF_8) : bytes);
+        } catch (IOException e) {
+            throw new DockerException.Unreachable("reading " + path + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static JsonNode tree(String path, byte[] bytes) throws DockerException {
+        try {
+            return JSON.readTree(bytes);
+        } catch (IOException e) {
+            throw new DockerException(path + ": not JSON: " + Printable.of(String.valueOf(e.getMessage())));
+        }
+    }
+
+    private static void requireOk(String path, int status, InputStream body) throws IOException, DockerException {
+        if (status / 100 != 2) {
+            throw new DockerException(path + ": HTTP " + status + ": " + message(body.readNBytes(MAX_ERROR)));
+        }
+    }
+
+    private static String message(byte[] bytes) {
+        String text = new String(bytes, 0, Math.min(bytes.length, MAX_ERROR), StandardCharsets.UTF_8).trim();
+        return Printable.of(text);
+    }
+
+    private static DockerHttpClient.Request get(String path) {
+        return DockerHttpClient.Request.builder().method(DockerHttpClient.Request.Method.GET).path(path).build();
+    }
+
+    /** The transport reports a daemon it cannot reach as unchecked exceptions: sorted here, once. */
+    private static DockerHttpClient.Response execute(DockerHttpClient client, DockerHttpClient.Request request)
+            throws DockerException {
+        try {
+            return client.execute(request);
+        } catch (RuntimeException e) {
+            Throwable cause = e;
+            while (cause.getCause() != null && !(cause instanceof IOException)) {
+                cause = cause.getCause();
+            }
+            throw new DockerException.Unreachable(cause.getClass().getSimpleName() + ": " + cause.getMessage(), e);
+        }
+    }
+
+    private static String query(String json) {
+        return URLEncoder.encode(json, StandardCharsets.UTF_8);
+    }
+
+    @Override
+    public void close() {
+        try {
+            http.close();
+            streamHttp.close();
+        } catch (IOException ignored) {
+            // Closing sockets on shutdown: nothing to report.
+        }
+    }
+}

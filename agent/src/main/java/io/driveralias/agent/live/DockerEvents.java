@@ -1,0 +1,114 @@
+package io.driveralias.agent.live;
+
+import java.time.Duration;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Docker's event stream, kept open: on any break it reconnects with capped exponential
+ * backoff (100 ms doubling to 1 s: a reconnect is one cheap local request, and a container
+ * started while the agent waits is exposed until it is back), resumes with {@code since} the
+ * last event it saw, and tells the listener, which reconciles (Docker replays only its last
+ * 256 events).
+ */
+public final class DockerEvents implements ContainerEvents {
+
+    private static final Logger LOG = LoggerFactory.getLogger(DockerEvents.class);
+    private static final Duration FIRST_BACKOFF = Duration.ofMillis(100);
+    private static final Duration MAX_BACKOFF = Duration.ofSeconds(1);
+
+    private final Docker docker;
+    private final Thread thread;
+    private volatile boolean running = true;
+    private volatile Docker.EventStream stream;
+    private volatile String since;
+    /** Whether the current try got as far as a subscription: the next outage starts a new backoff. */
+    private boolean connected;
+    private Listener listener;
+
+    public DockerEvents(Docker docker) {
+        this.docker = docker;
+        this.thread = new Thread(this::loop, "docker-events");
+        this.thread.setDaemon(true);
+    }
+
+    @Override
+    public void start(Listener listener) {
+        this.listener = listener;
+        thread.start();
+    }
+
+    @Override
+    public boolean alive() {
+        return running && thread.isAlive();
+    }
+
+    private void loop() {
+        Duration backoff = FIRST_BACKOFF;
+        while (running) {
+            String why;
+            connected = false;
+            try {
+                why = follow();
+            } catch (DockerException e) {
+                why = e.getMessage();
+            } catch (RuntimeException e) {
+                why = e.toString();
+            }
+            if (!running) {
+                return;
+            }
+            if (connected) {
+                backoff = FIRST_BACKOFF;
+            }
+            listener.onDisconnected(why);
+            // Once per outage at WARN; the retries that follow only at DEBUG.
+            if (backoff.equals(FIRST_BACKOFF)) {
+                LOG.warn("Docker event stream at {} lost ({}); reconnecting every {} ms until it answers", docker.host(),
+                        why, MAX_BACKOFF.toMillis());
+            } else {
+                LOG.debug("Docker at {} still unreachable ({}); next try in {} ms", docker.host(), why, backoff.toMillis());
+            }
+            try {
+                Thread.sleep(backoff);
+            } catch (InterruptedException e) {
+                return;
+            }
+            backoff = backoff.multipliedBy(2).compareTo(MAX_BACKOFF) > 0 ? MAX_BACKOFF : backoff.multipliedBy(2);
+        }
+    }
+
+    /** One connection: subscribes, hands each event over at once, returns why it ended. */
+    private String follow() throws DockerException {
+        docker.negotiate();
+        try (Docker.EventStream s = docker.events(Optional.ofNullable(since))) {
+            stream = s;
+            if (!running) {
+                return "closed";
+            }
+            connected = true;
+            listener.onConnected();
+            for (Optional<Docker.Event> next = s.next(); next.isPresent(); next = s.next()) {
+                Docker.Event event = next.get();
+                if (!event.time().isEmpty()) {
+                    since = event.time();
+                }
+                listener.onEvent(event.containerId(), event.action());
+            }
+            return "stream ended";
+        } finally {
+            stream = null;
+        }
+    }
+
+    @Override
+    public void close() {
+        running = false;
+        Docker.EventStream s = stream;
+        if (s != null) {
+            s.close();
+        }
+        thread.interrupt();
+    }
+}

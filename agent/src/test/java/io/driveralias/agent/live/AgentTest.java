@@ -1,0 +1,190 @@
+package io.driveralias.agent.live;
+
+import static io.driveralias.agent.live.FakeAgentMetrics.await;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.driveralias.agent.core.ContainerInfo;
+import io.driveralias.agent.core.ContainerOutcome;
+import io.driveralias.agent.kube.PodEvents;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The daemon's orchestration, against a fake Docker and container roots on disk. */
+@Timeout(30)
+class AgentTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(10);
+    private static final Instant STARTED = Instant.parse("2026-11-30T10:00:00Z");
+
+    @TempDir
+    Path dir;
+
+    private final FakeDocker docker = new FakeDocker();
+    private final FakeAgentMetrics metrics = new FakeAgentMetrics();
+    private ContainerFixtures fixtures;
+    private Agent agent;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        fixtures = new ContainerFixtures(dir);
+    }
+
+    @AfterEach
+    void stop() {
+        if (agent != null) {
+            agent.close();
+        }
+    }
+
+    private void start(int workers, int queueCapacity) throws InterruptedException {
+        agent = new Agent(docker, new DockerEvents(docker), fixtures.repairer(docker, null),
+                new ExaminationReporter(metrics, PodEvents.NOOP), metrics, Clock.systemUTC(), workers,
+                Duration.ofHours(1), Duration.ofSeconds(2),
+                new Agent.Tuning(queueCapacity, Duration.ofMillis(250), 0, Duration.ofMillis(20)));
+        agent.start();
+        await("ready", WAIT, agent::ready);
+    }
+
+    private ContainerInfo running() throws Exception {
+        ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
+        docker.put(c);
+        return c;
+    }
+
+    private static ContainerInfo created(ContainerInfo c) {
+        return new ContainerInfo(c.id(), c.name(), c.image(), c.labels(), false, 0, Optional.empty(), c.mounts(),
+                c.graphDriver(), c.graphData(), false, "");
+    }
+
+    private boolean linked(ContainerInfo c) {
+        return Files.isSymbolicLink(fixtures.libraryDirectory(c).resolve(ContainerFixtures.ALIAS));
+    }
+
+    @Test
+    void createAndStartOfOneContainerAreOneExaminationCountedOnce() throws Exception {
+        start(2, 100);
+        ContainerInfo c = running();
+
+        docker.emit(c.id(), "create", "1.1");
+        docker.emit(c.id(), "start", "1.2");
+
+        await("repaired", WAIT, () -> metrics.examined().size() == 1);
+        Thread.sleep(400);
+        assertThat(metrics.examined()).containsExactly(ContainerOutcome.REPAIRED);
+        assertThat(metrics.created()).containsExactly(ContainerFixtures.ALIAS);
+        assertThat(docker.inspects(c.id())).as("one examination (three inspects through the merged view)")
+                .isEqualTo(3);
+        assertThat(linked(c)).isTrue();
+    }
+
+    @Test
+    void aCreateSeenAloneAndItsLaterStartAreCountedOnce() throws Exception {
+        start(2, 100);
+        ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
+        docker.put(created(c));
+
+        docker.emit(c.id(), "create", "1.1");
+        await("the create examined", WAIT, () -> docker.inspects(c.id()) == 1);
+        assertThat(metrics.examined()).isEmpty();
+
+        docker.put(c);
+        docker.emit(c.id(), "start", "1.2");
+        // The same start seen again (a replayed event) adds nothing.
+        await("repaired", WAIT, () -> metrics.examined().size() == 1);
+        docker.emit(c.id(), "start", "1.2");
+        await("the replay examined", WAIT, () -> docker.inspects(c.id()) == 5);
+        Thread.sleep(100);
+        assertThat(metrics.examined()).containsExactly(ContainerOutcome.REPAIRED);
+    }
+
+    @Test
+    void aReconcileRetriesOnlyFailedContainersAndCountsEachStartOncePerOutcome() throws Exception {
+        ContainerInfo good = running();
+        ContainerInfo bad = running();
+        Path conflict = Files.createDirectory(fixtures.libraryDirectory(bad).resolve(ContainerFixtures.ALIAS));
+        start(2, 100);
+        await("first reconcile examined both", WAIT, () -> metrics.examined().size() == 2);
+        assertThat(metrics.examined()).containsExactlyInAnyOrder(ContainerOutcome.REPAIRED, ContainerOutcome.FAILED);
+        assertThat(metrics.unrepaired()).containsExactly(bad.id());
+        int goodInspects = docker.inspects(good.id());
+        int badInspects = docker.inspects(bad.id());
+
+        agent.reconcile(false);
+        await("the failed one retried", WAIT, () -> docker.inspects(bad.id()) > badInspects + 2);
+        Thread.sleep(100);
+        assertThat(docker.inspects(good.id())).as("a verified start is left alone").isEqualTo(goodInspects);
+        assertThat(metrics.examined()).as("failed again: not counted again").hasSize(2);
+
+        Files.delete(conflict);
+        agent.reconcile(false);
+        await("repaired at last", WAIT, () -> metrics.examined(ContainerOutcome.REPAIRED) == 2);
+        assertThat(metrics.unrepaired()).isEmpty();
+        assertThat(linked(bad)).isTrue();
+    }
+
+    @Test
+    void afterAReconnectEveryRunningContainerIsExaminedAgainAndEventsResumeWhereTheyStopped() throws Exception {
+        start(2, 100);
+        ContainerInfo first = running();
+        docker.emit(first.id(), "start", "1700000000.000000001");
+        await("first repaired", WAIT, () -> metrics.examined().size() == 1);
+        int listsBefore = docker.lists();
+        int inspectsBefore = docker.inspects(first.id());
+
+        // Docker restarts; a container starts while the agent is away: no event for it.
+        docker.breakStream();
+        ContainerInfo during = running();
+
+        await("reconnected and reconciled", WAIT, () -> docker.lists() > listsBefore);
+        await("missed container repaired", WAIT, () -> linked(during));
+        await("the known one looked at again", WAIT, () -> docker.inspects(first.id()) > inspectsBefore);
+        assertThat(docker.subscriptions()).containsExactly(Optional.empty(), Optional.of("1700000000.000000001"));
+        Thread.sleep(100);
+        assertThat(metrics.examined()).as("each start counted once")
+                .containsExactly(ContainerOutcome.REPAIRED, ContainerOutcome.REPAIRED);
+    }
+
+    @Test
+    void aContainerThatVanishesDuringItsRepairIsGoneNotFailed() throws Exception {
+        start(2, 100);
+        ContainerInfo c = running();
+        docker.afterInspect(c.id(), 1, info -> null);
+
+        docker.emit(c.id(), "start", "1.1");
+
+        await("examined", WAIT, () -> metrics.examined().size() == 1);
+        assertThat(metrics.examined()).containsExactly(ContainerOutcome.GONE);
+        assertThat(metrics.unrepaired()).isEmpty();
+    }
+
+    @Test
+    void workRefusedByAFullQueueIsCounted() throws Exception {
+        start(0, 1);
+        docker.emit(ContainerFixtures.newId(), "start", "1.1");
+        docker.emit(ContainerFixtures.newId(), "start", "1.2");
+        docker.emit(ContainerFixtures.newId(), "start", "1.3");
+
+        await("two refused", WAIT, () -> metrics.refused() == 2);
+        running();
+        agent.reconcile(false);
+        assertThat(metrics.refused()).isEqualTo(3);
+    }
+
+    @Test
+    void aDaemonThatStopsAnsweringPingsMakesTheAgentUnready() throws Exception {
+        start(1, 10);
+        docker.answersPing(false);
+        await("unready", WAIT, () -> !agent.ready() && !metrics.dockerUp());
+        docker.answersPing(true);
+        await("ready again", WAIT, () -> agent.ready() && metrics.dockerUp());
+    }
+}

@@ -1,0 +1,122 @@
+package io.driveralias.agent.live;
+
+import io.driveralias.agent.core.AliasPlanner;
+import io.driveralias.agent.core.ContainerInfo;
+import io.driveralias.agent.core.ContainerScope;
+import io.driveralias.agent.fs.HostRoot;
+import io.driveralias.agent.fs.PathResolver;
+import io.driveralias.agent.overlay.CreateTimeSeeder;
+import io.driveralias.agent.repair.DriverLocator;
+import io.driveralias.agent.repair.RootRepairer;
+import io.driveralias.agent.repair.SonameCache;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Containers on disk for unit tests: each root is a plain directory that Docker's fake names
+ * as the overlay's MergedDir (no /proc entry for its pid, so the agent opens the merged view),
+ * with one driver file bind-mounted from the "host": a copy of the Java runtime's libjsig.so,
+ * a real ELF file whose SONAME is libjsig.so, named like a driver library of version 1.0.0.
+ */
+final class ContainerFixtures {
+
+    static final String VERSION = "1.0.0";
+    static final String LIB = "/usr/lib64";
+    static final String DRIVER_FILE = "libjsig.so." + VERSION;
+    static final String ALIAS = "libjsig.so";
+    private static final AtomicInteger NEXT = new AtomicInteger(1);
+
+    private final Path dir;
+    private final Path hostProc;
+    private final Path hostDriver;
+
+    ContainerFixtures(Path dir) throws IOException {
+        this.dir = dir;
+        this.hostProc = Files.createDirectories(dir.resolve("host-proc"));
+        Path driverDir = Files.createDirectories(dir.resolve("host/usr/lib64"));
+        this.hostDriver = driverDir.resolve(DRIVER_FILE);
+        Files.copy(Path.of(System.getProperty("java.home"), "lib", "libjsig.so"), hostDriver);
+    }
+
+    static String newId() {
+        byte[] bytes = new byte[32];
+        int n = NEXT.getAndIncrement();
+        bytes[0] = (byte) 0xc0;
+        // Distinct in the first 12 hex digits, which name the container's directory.
+        bytes[1] = (byte) (n >> 8);
+        bytes[2] = (byte) n;
+        return HexFormat.of().formatHex(bytes);
+    }
+
+    /** A running GPU container started at {@code startedAt}, its root on disk. */
+    ContainerInfo gpuContainer(String id, Instant startedAt) throws IOException {
+        Path merged = Files.createDirectories(dir.resolve(id.substring(0, 12)).resolve("merged"));
+        Path lib = Files.createDirectories(merged.resolve(LIB.substring(1)));
+        // A bind-mounted file shows in the merged directory as an empty placeholder.
+        if (!Files.exists(lib.resolve(DRIVER_FILE))) {
+            Files.createFile(lib.resolve(DRIVER_FILE));
+        }
+        return new ContainerInfo(id, "c-" + id.substring(0, 6), "cuda:12", Map.of(), true, 900_000 + NEXT.get(),
+                Optional.of(startedAt), List.of(new ContainerInfo.Mount("bind", hostDriver.toString(),
+                LIB + "/" + DRIVER_FILE, false)), "overlay2", Map.of("MergedDir", merged.toString()), false, "");
+    }
+
+    /**
+     * A created GPU container of overlay2 storage, not started: its image layer has the
+     * library directory, its upper layer is empty, its merged directory not mounted yet.
+     */
+    ContainerInfo createdOnOverlay(String id, String image, boolean readOnlyRootfs) throws IOException {
+        Path layers = dir.resolve(id.substring(0, 12));
+        Path upper = Files.createDirectories(layers.resolve("upper"));
+        Path lower = Files.createDirectories(layers.resolve("lower"));
+        Files.createDirectories(lower.resolve(LIB.substring(1)));
+        return new ContainerInfo(id, "c-" + id.substring(0, 6), image, Map.of(), false, 0, Optional.empty(),
+                List.of(new ContainerInfo.Mount("bind", hostDriver.toString(), LIB + "/" + DRIVER_FILE, false)),
+                "overlay2", Map.of("UpperDir", upper.toString(), "LowerDir", lower.toString(),
+                "MergedDir", layers.resolve("merged").toString()), readOnlyRootfs, "");
+    }
+
+    CreateTimeSeeder seeder() {
+        PathResolver resolver = PathResolver.detect(false);
+        DriverLocator locator = new DriverLocator(new SonameCache(64), new HostRoot(hostProc.toString(), resolver));
+        return new CreateTimeSeeder(locator::hostFileSoname, new AliasPlanner(false), resolver, Optional.of(VERSION));
+    }
+
+    ContainerRepairer repairer(Docker docker, CreateTimeSeeder seeder, ContainerScope scope) {
+        PathResolver resolver = PathResolver.detect(false);
+        return new ContainerRepairer(docker, new ContainerRoots(hostProc.toString(), resolver),
+                new RootRepairer(new DriverLocator(new SonameCache(64), new HostRoot(hostProc.toString(), resolver)),
+                        new AliasPlanner(false)),
+                scope, new ContainerRepairer.Settings(List.of(LIB), Optional.of(VERSION)), seeder, Clock.systemUTC());
+    }
+
+    /** The same container, exited. */
+    static ContainerInfo exited(ContainerInfo info) {
+        return new ContainerInfo(info.id(), info.name(), info.image(), info.labels(), false, 0, info.startedAt(),
+                info.mounts(), info.graphDriver(), info.graphData(), info.readOnlyRootfs(), info.user());
+    }
+
+    /** The same container, started again later (new pid, new start). */
+    static ContainerInfo restarted(ContainerInfo info) {
+        return new ContainerInfo(info.id(), info.name(), info.image(), info.labels(), true, info.pid() + 1,
+                info.startedAt().map(s -> s.plusSeconds(5)), info.mounts(), info.graphDriver(), info.graphData(),
+                info.readOnlyRootfs(), info.user());
+    }
+
+    /** The container's library directory on disk. */
+    Path libraryDirectory(ContainerInfo info) {
+        return Path.of(info.graphData().get("MergedDir")).resolve(LIB.substring(1));
+    }
+
+    ContainerRepairer repairer(Docker docker, CreateTimeSeeder seeder) {
+        return repairer(docker, seeder, new ContainerScope(List.of(), List.of()));
+    }
+}

@@ -1,0 +1,179 @@
+package io.driveralias.agent.live;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.driveralias.agent.core.ContainerInfo;
+import io.driveralias.agent.core.ContainerOutcome;
+import io.driveralias.agent.repair.RootRepairer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.List;
+import java.util.Optional;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ContainerRepairerTest {
+
+    private static final Instant STARTED = Instant.parse("2026-11-30T10:00:00Z");
+
+    @TempDir
+    Path dir;
+
+    private final FakeDocker docker = new FakeDocker();
+    private ContainerFixtures fixtures;
+    private ContainerRepairer repairer;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        fixtures = new ContainerFixtures(dir);
+        repairer = fixtures.repairer(docker, null);
+    }
+
+    private Optional<Examination> examine(String id, Optional<Instant> examinedStart, boolean retry) throws Exception {
+        return repairer.examine(id, Instant.now(), RootRepairer.Mode.APPLY, examinedStart, retry);
+    }
+
+    @Test
+    void aRunningGpuContainerIsRepairedAndVerified() throws Exception {
+        ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
+        docker.put(c);
+
+        Examination e = examine(c.id(), Optional.empty(), false).orElseThrow();
+
+        assertThat(e.outcome()).isEqualTo(ContainerOutcome.REPAIRED);
+        assertThat(e.startedAt()).contains(STARTED);
+        assertThat(Files.readSymbolicLink(fixtures.libraryDirectory(c).resolve(ContainerFixtures.ALIAS)))
+                .hasToString(ContainerFixtures.DRIVER_FILE);
+        // Through the merged view (no process handle): one inspect to examine, then one each
+        // after opening and after the work, to tell that the root still belongs to the same start.
+        assertThat(docker.inspects(c.id())).isEqualTo(3);
+    }
+
+    @Test
+    void theStartAlreadyExaminedIsSkippedWithoutTouchingTheRoot() throws Exception {
+        ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
+        docker.put(c);
+
+        assertThat(examine(c.id(), Optional.of(STARTED), false)).isEmpty();
+        assertThat(fixtures.libraryDirectory(c).resolve(ContainerFixtures.ALIAS)).doesNotExist();
+        assertThat(docker.inspects(c.id())).isOne();
+    }
+
+    @Test
+    void aRetryExaminesTheSameStartAgainButNotOnceItExited() throws Exception {
+        ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
+        docker.put(c);
+        assertThat(examine(c.id(), Optional.of(STARTED), true)).get()
+                .extracting(Examination::outcome).isEqualTo(ContainerOutcome.REPAIRED);
+
+        docker.put(ContainerFixtures.exited(c));
+        assertThat(examine(c.id(), Optional.of(STARTED), true)).isEmpty();
+    }
+
+    @Test
+    void aNewStartOfAnExaminedContainerIsExamined() throws Exception {
+        ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
+        docker.put(ContainerFixtures.restarted(c));
+
+        assertThat(examine(c.id(), Optional.of(STARTED), false)).get()
+                .extracting(Examination::startedAt).isEqualTo(Optional.of(STARTED.plusSeconds(5)));
+    }
+
+    @Test
+    void aContainerRemovedBeforeItsInspectIsGone() throws Exception {
+        Examination e = examine(ContainerFixtures.newId(), Optional.empty(), false).orElseThrow();
+
+        assertThat(e.outcome()).isEqualTo(ContainerOutcome.GONE);
+        assertThat(e.report()).isEmpty();
+    }
+
+    @Test
+    void aContainerRemovedDuringItsRepairIsGoneNotFailed() throws Exception {
+        ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
+        docker.put(c);
+        docker.afterInspect(c.id(), 1, info -> null);
+
+        Examination e = examine(c.id(), Optional.empty(), false).orElseThrow();
+
+        assertThat(e.outcome()).isEqualTo(ContainerOutcome.GONE);
+    }
+
+    @Test
+    void aContainerRestartedDuringItsRepairIsGoneNotFailed() throws Exception {
+        ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
+        docker.put(c);
+        docker.afterInspect(c.id(), 1, ContainerFixtures::restarted);
+
+        assertThat(examine(c.id(), Optional.empty(), false)).get()
+                .extracting(Examination::outcome).isEqualTo(ContainerOutcome.GONE);
+    }
+
+    @Test
+    void aContainerThatFailsAndThenExitsIsGoneNotFailed() throws Exception {
+        ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
+        docker.put(c);
+        // A directory where the alias belongs: a conflict the agent must not resolve.
+        Files.createDirectory(fixtures.libraryDirectory(c).resolve(ContainerFixtures.ALIAS));
+        // It exits after the repair failed, before the failure is reported.
+        docker.afterInspect(c.id(), 3, ContainerFixtures::exited);
+
+        assertThat(examine(c.id(), Optional.empty(), false)).get()
+                .extracting(Examination::outcome).isEqualTo(ContainerOutcome.GONE);
+        assertThat(docker.inspects(c.id())).as("asked again whether it still runs").isEqualTo(4);
+    }
+
+    @Test
+    void aConflictInARunningContainerIsAFailure() throws Exception {
+        ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
+        docker.put(c);
+        Files.createDirectory(fixtures.libraryDirectory(c).resolve(ContainerFixtures.ALIAS));
+
+        assertThat(examine(c.id(), Optional.empty(), false)).get()
+                .extracting(Examination::outcome).isEqualTo(ContainerOutcome.FAILED);
+    }
+
+    @Test
+    void aCreatedContainerIsNotExaminedBeforeItStarts() throws Exception {
+        ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
+        docker.put(new ContainerInfo(c.id(), c.name(), c.image(), c.labels(), false, 0, Optional.empty(), c.mounts(),
+                c.graphDriver(), c.graphData(), false, ""));
+
+        assertThat(examine(c.id(), Optional.empty(), false)).isEmpty();
+        assertThat(fixtures.libraryDirectory(c).resolve(ContainerFixtures.ALIAS)).doesNotExist();
+    }
+
+    @Test
+    void aCreatedGpuContainerIsSeededButNotAReadOnlyOneNorAnExcludedOne() throws Exception {
+        ContainerRepairer seeding = fixtures.repairer(docker, fixtures.seeder(),
+                new io.driveralias.agent.core.ContainerScope(List.of(), List.of("excluded/*")));
+        ContainerInfo plain = fixtures.createdOnOverlay(ContainerFixtures.newId(), "cuda", false);
+        ContainerInfo readOnly = fixtures.createdOnOverlay(ContainerFixtures.newId(), "cuda", true);
+        ContainerInfo excluded = fixtures.createdOnOverlay(ContainerFixtures.newId(), "excluded/cuda", false);
+        for (ContainerInfo c : List.of(plain, readOnly, excluded)) {
+            docker.put(c);
+            assertThat(seeding.examine(c.id(), Instant.now(), RootRepairer.Mode.APPLY, Optional.empty(), false))
+                    .as("nothing to report before the start").isEmpty();
+        }
+
+        assertThat(upperAlias(plain)).isSymbolicLink();
+        assertThat(upperAlias(readOnly)).as("a read-only root is the owner's choice").doesNotExist();
+        assertThat(upperAlias(excluded)).doesNotExist();
+    }
+
+    @Test
+    void aDryRunNeverSeeds() throws Exception {
+        ContainerRepairer seeding = fixtures.repairer(docker, fixtures.seeder());
+        ContainerInfo c = fixtures.createdOnOverlay(ContainerFixtures.newId(), "cuda", false);
+        docker.put(c);
+
+        seeding.examine(c.id(), Instant.now(), RootRepairer.Mode.DRY_RUN, Optional.empty(), false);
+
+        assertThat(upperAlias(c)).doesNotExist();
+    }
+
+    private static Path upperAlias(ContainerInfo c) {
+        return Path.of(c.graphData().get("UpperDir"), ContainerFixtures.LIB.substring(1), ContainerFixtures.ALIAS);
+    }
+}

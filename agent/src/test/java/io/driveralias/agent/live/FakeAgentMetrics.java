@@ -1,0 +1,86 @@
+package io.driveralias.agent.live;
+
+import io.driveralias.agent.core.ContainerOutcome;
+import io.driveralias.agent.core.ContainerRef;
+import io.driveralias.agent.metrics.RepairMetrics;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.function.BooleanSupplier;
+
+/** Records what the agent counted, thread-safe; tests wait for counts rather than sleep. */
+final class FakeAgentMetrics implements RepairMetrics {
+
+    private final List<ContainerOutcome> examined = new ArrayList<>();
+    private final List<String> created = new ArrayList<>();
+    private final Set<String> unrepaired = new HashSet<>();
+    private int refused;
+    private volatile boolean dockerUp;
+
+    synchronized List<ContainerOutcome> examined() {
+        return List.copyOf(examined);
+    }
+
+    synchronized long examined(ContainerOutcome outcome) {
+        return examined.stream().filter(outcome::equals).count();
+    }
+
+    synchronized List<String> created() {
+        return List.copyOf(created);
+    }
+
+    synchronized Set<String> unrepaired() {
+        return Set.copyOf(unrepaired);
+    }
+
+    synchronized int refused() {
+        return refused;
+    }
+
+    boolean dockerUp() {
+        return dockerUp;
+    }
+
+    @Override
+    public synchronized void containerExamined(ContainerOutcome outcome) {
+        examined.add(outcome);
+    }
+
+    @Override
+    public synchronized void linkCreated(String library) {
+        created.add(library);
+    }
+
+    @Override
+    public synchronized void unrepaired(ContainerRef container, java.util.Collection<io.driveralias.agent.core.FailureReason> reasons) {
+        unrepaired.add(container.id());
+    }
+
+    @Override
+    public synchronized void resolved(String containerId) {
+        unrepaired.remove(containerId);
+    }
+
+    @Override
+    public synchronized void queueRefused(int containers) {
+        refused += containers;
+    }
+
+    @Override
+    public void dockerConnected(boolean up) {
+        dockerUp = up;
+    }
+
+    /** Polls {@code condition} every few milliseconds until it holds or {@code timeout} passes. */
+    static void await(String what, Duration timeout, BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("not within " + timeout + ": " + what);
+            }
+            Thread.sleep(5);
+        }
+    }
+}

@@ -1,0 +1,162 @@
+package io.driveralias.agent.live;
+
+import io.driveralias.agent.core.ContainerInfo;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.function.UnaryOperator;
+
+/**
+ * Docker for unit tests: containers and events are injected, calls are recorded. An event
+ * stream ends when the test breaks it ({@link #breakStream()}), as a restarted daemon's would.
+ */
+final class FakeDocker implements Docker {
+
+    /** Marks the end of one subscription in the event queue. */
+    private static final Event END = new Event("", "", "");
+
+    private final Map<String, ContainerInfo> containers = new LinkedHashMap<>();
+    private final Map<String, Integer> inspects = new HashMap<>();
+    /** What becomes of a container after its n-th inspect: the race of a container that changes under the agent. */
+    private final Map<String, Map<Integer, UnaryOperator<ContainerInfo>>> afterInspect = new HashMap<>();
+    private final List<Optional<String>> subscriptions = new ArrayList<>();
+    private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
+    private int lists;
+    private boolean unreachable;
+    private volatile boolean answersPing = true;
+
+    synchronized void put(ContainerInfo info) {
+        containers.put(info.id(), info);
+    }
+
+    synchronized void remove(String id) {
+        containers.remove(id);
+    }
+
+    /** After the {@code n}-th inspect of {@code id}, the container becomes what {@code change} makes it (null: removed). */
+    synchronized void afterInspect(String id, int n, UnaryOperator<ContainerInfo> change) {
+        afterInspect.computeIfAbsent(id, k -> new HashMap<>()).put(n, change);
+    }
+
+    void emit(String id, String action, String time) {
+        events.add(new Event(id, action, time));
+    }
+
+    /** The current subscription ends; the agent's stream reconnects. */
+    void breakStream() {
+        events.add(END);
+    }
+
+    synchronized void unreachable(boolean down) {
+        unreachable = down;
+    }
+
+    void answersPing(boolean answers) {
+        answersPing = answers;
+    }
+
+    synchronized int inspects(String id) {
+        return inspects.getOrDefault(id, 0);
+    }
+
+    synchronized int lists() {
+        return lists;
+    }
+
+    synchronized List<Optional<String>> subscriptions() {
+        return List.copyOf(subscriptions);
+    }
+
+    @Override
+    public String host() {
+        return "fake://docker";
+    }
+
+    @Override
+    public synchronized String negotiate() throws DockerException {
+        requireReachable();
+        return "1.43";
+    }
+
+    @Override
+    public String apiVersion() throws DockerException {
+        return negotiate();
+    }
+
+    @Override
+    public boolean ping() {
+        return answersPing;
+    }
+
+    @Override
+    public synchronized ContainerInfo inspect(String id) throws DockerException {
+        requireReachable();
+        int n = inspects.merge(id, 1, Integer::sum);
+        ContainerInfo info = containers.get(id);
+        UnaryOperator<ContainerInfo> change = afterInspect.getOrDefault(id, Map.of()).get(n);
+        if (change != null && info != null) {
+            ContainerInfo next = change.apply(info);
+            if (next == null) {
+                containers.remove(id);
+            } else {
+                containers.put(id, next);
+            }
+        }
+        if (info == null) {
+            throw new DockerException.NoSuchContainer(id);
+        }
+        return info;
+    }
+
+    @Override
+    public synchronized List<String> runningContainerIds() throws DockerException {
+        requireReachable();
+        lists++;
+        return containers.values().stream().filter(ContainerInfo::running).map(ContainerInfo::id).toList();
+    }
+
+    @Override
+    public synchronized EventStream events(Optional<String> since) throws DockerException {
+        requireReachable();
+        subscriptions.add(since);
+        return new EventStream() {
+            private volatile boolean closed;
+
+            @Override
+            public Optional<Event> next() throws DockerException {
+                try {
+                    while (!closed) {
+                        Event e = events.poll(20, java.util.concurrent.TimeUnit.MILLISECONDS);
+                        if (e != null) {
+                            return e == END ? Optional.empty() : Optional.of(e);
+                        }
+                    }
+                    return Optional.empty();
+                } catch (InterruptedException ex) {
+                    Thread.currentThread().interrupt();
+                    throw new DockerException.Unreachable("interrupted", ex);
+                }
+            }
+
+            @Override
+            public void close() {
+                closed = true;
+            }
+        };
+    }
+
+    private void requireReachable() throws DockerException {
+        if (unreachable) {
+            throw new DockerException.Unreachable("connection refused", null);
+        }
+    }
+
+    @Override
+    public void close() {
+    }
+}

@@ -1,0 +1,141 @@
+package io.driveralias.agent.overlay;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.driveralias.agent.core.AliasPlanner;
+import io.driveralias.agent.core.ContainerInfo;
+import io.driveralias.agent.core.LinkAction;
+import io.driveralias.agent.fs.HostRoot;
+import io.driveralias.agent.fs.PathResolver;
+import io.driveralias.agent.repair.DriverLocator;
+import io.driveralias.agent.repair.SonameCache;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The decisions of repair before start, on real layer directories: a created container's
+ * aliases go into its own upper layer, and only for driver files it declares; nothing else is
+ * ever written, and nothing through a symlink of an image.
+ */
+class CreateTimeSeederTest {
+
+    private static final String VERSION = "1.0.0";
+    private static final String FILE = "libjsig.so." + VERSION;
+
+    @TempDir
+    Path dir;
+
+    private Path upper;
+    private Path lower;
+    private Path merged;
+    private Path hostDriver;
+    private CreateTimeSeeder seeder;
+
+    @BeforeEach
+    void setUp() throws IOException {
+        upper = Files.createDirectories(dir.resolve("layers/upper"));
+        lower = Files.createDirectories(dir.resolve("layers/lower"));
+        merged = dir.resolve("layers/merged");
+        Path lib = Files.createDirectories(lower.resolve("usr/lib64"));
+        Files.setPosixFilePermissions(lib, PosixFilePermissions.fromString("rwxr-x---"));
+        Path host = Files.createDirectories(dir.resolve("host/lib"));
+        hostDriver = Files.copy(Path.of(System.getProperty("java.home"), "lib", "libjsig.so"), host.resolve(FILE));
+        PathResolver resolver = PathResolver.detect(false);
+        DriverLocator locator = new DriverLocator(new SonameCache(16),
+                new HostRoot(dir.resolve("no-proc").toString(), resolver));
+        seeder = new CreateTimeSeeder(locator::hostFileSoname, new AliasPlanner(false), resolver, Optional.of(VERSION));
+    }
+
+    private ContainerInfo created(List<ContainerInfo.Mount> mounts, String driver) {
+        return new ContainerInfo("c0ffee", "job", "cuda", Map.of(), false, 0, Optional.empty(), mounts, driver,
+                Map.of("UpperDir", upper.toString(), "LowerDir", lower.toString(), "MergedDir", merged.toString()),
+                false, "");
+    }
+
+    private ContainerInfo gpuRequest() {
+        return created(List.of(new ContainerInfo.Mount("bind", hostDriver.toString(), "/usr/lib64/" + FILE, false)),
+                "overlay2");
+    }
+
+    private List<Path> upperContents() throws IOException {
+        try (Stream<Path> all = Files.walk(upper)) {
+            return all.filter(p -> !p.equals(upper)).toList();
+        }
+    }
+
+    @Test
+    void aDeclaredDriverFileGetsItsAliasInTheUpperLayerBeforeTheStart() throws IOException {
+        List<LinkAction> links = seeder.seed(gpuRequest());
+
+        assertThat(links).extracting(LinkAction::name).containsExactly("libjsig.so");
+        Path link = upper.resolve("usr/lib64/libjsig.so");
+        assertThat(Files.readSymbolicLink(link)).hasToString(FILE);
+        // The directory made in the upper layer is the image's, as overlayfs will show it.
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(upper.resolve("usr/lib64"))))
+                .isEqualTo("rwxr-x---");
+        try (Stream<Path> image = Files.list(lower.resolve("usr/lib64"))) {
+            assertThat(image).as("the image's layer is never written").isEmpty();
+        }
+    }
+
+    @Test
+    void aContainerWithoutAGpuRequestIsNeverTouched() throws IOException {
+        assertThat(seeder.seed(created(List.of(), "overlay2"))).isEmpty();
+        Path hosts = Files.writeString(dir.resolve("hosts"), "127.0.0.1 localhost\n");
+        assertThat(seeder.seed(created(List.of(new ContainerInfo.Mount("bind", hosts.toString(), "/etc/hosts", true),
+                new ContainerInfo.Mount("volume", hostDriver.toString(), "/usr/lib64/" + FILE, true)), "overlay2")))
+                .isEmpty();
+        // A versioned library of another version is not this node's driver.
+        Path other = Files.copy(hostDriver, dir.resolve("host/lib/libjsig.so.2.0.0"));
+        assertThat(seeder.seed(created(List.of(new ContainerInfo.Mount("bind", other.toString(),
+                "/usr/lib64/libjsig.so.2.0.0", false)), "overlay2"))).isEmpty();
+        assertThat(upperContents()).isEmpty();
+    }
+
+    @Test
+    void aContainerWhoseRootIsAlreadyMountedOrThatRanIsLeftToTheStartPath() throws IOException {
+        ContainerInfo c = gpuRequest();
+        ContainerInfo started = new ContainerInfo(c.id(), c.name(), c.image(), c.labels(), false, 0,
+                Optional.of(Instant.parse("2026-11-30T10:00:00Z")), c.mounts(), c.graphDriver(), c.graphData(), false,
+                "");
+        assertThat(seeder.seed(started)).isEmpty();
+
+        Files.createDirectory(merged);
+        assertThat(seeder.seed(c)).isEmpty();
+        assertThat(upperContents()).isEmpty();
+    }
+
+    @Test
+    void storageWithoutOverlayLayersIsLeftToTheStartPath() throws IOException {
+        ContainerInfo c = gpuRequest();
+        assertThat(seeder.seed(created(c.mounts(), "vfs"))).isEmpty();
+        assertThat(upperContents()).isEmpty();
+    }
+
+    @Test
+    void anImageSymlinkOnThePathIsNeverFollowed() throws IOException {
+        // The image's /usr/lib64 points elsewhere on the host: writing through it would land there.
+        Path elsewhere = Files.createDirectories(dir.resolve("host/elsewhere"));
+        try (Stream<Path> paths = Files.walk(lower.resolve("usr/lib64"))) {
+            paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+        Files.createSymbolicLink(lower.resolve("usr/lib64"), elsewhere);
+
+        seeder.seed(gpuRequest());
+
+        try (Stream<Path> there = Files.list(elsewhere)) {
+            assertThat(there).isEmpty();
+        }
+        assertThat(upper.resolve("usr/lib64")).doesNotExist();
+    }
+}
