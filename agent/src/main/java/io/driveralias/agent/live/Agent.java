@@ -35,7 +35,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
     private static final int QUEUE_CAPACITY = 10_000;
     /** How long a created container waits for its start to join it (see RepairQueue). */
     private static final Duration CREATE_DELAY = Duration.ofMillis(250);
-    /** Enough rounds for C1 to compile the repair path (see the README's footprint section). */
+    /** Enough rounds for C1 to compile the repair path (see docs/footprint.md). */
     private static final int WARMUP_ROUNDS = 300;
 
     /** What the agent knows of a container between examinations. */
