@@ -40,7 +40,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
 
     /**
      * @param createDelay  how long a created container waits for its start to join it (see RepairQueue)
-     * @param warmupRounds enough rounds for C1 to compile the repair path (see docs on footprint)
+     * @param warmupRounds enough rounds for C1 to compile the repair path (see docs/footprint.md)
      */
     record Tuning(int queueCapacity, Duration createDelay, int warmupRounds, Duration pingInterval) {
         static final Tuning DEFAULT = new Tuning(10_000, Duration.ofMillis(250), 300, Duration.ofSeconds(5));

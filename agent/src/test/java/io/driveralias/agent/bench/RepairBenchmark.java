@@ -9,7 +9,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /**
- * The benchmark: {@code mvn -B verify -Pbenchmark} (see the README). Not part of the normal
+ * The benchmark: {@code mvn -B verify -Pbenchmark} (see docs/benchmark.md). Not part of the normal
  * test run; {@code BenchmarkSmokeIT} runs a small version of it there. It prints its figures
  * and writes them to {@code agent/target/benchmark/report.txt}; it asserts nothing about
  * speed. Settings: -Dbench.containers=200 -Dbench.burst=20 -Dbench.createThenStart=50

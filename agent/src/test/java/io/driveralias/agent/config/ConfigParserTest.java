@@ -43,6 +43,18 @@ class ConfigParserTest {
         }
     }
 
+    /** The README's configuration table lists every option, with its variable and default. */
+    @Test
+    void everyOptionIsDocumentedInTheReadme() {
+        String readme = io.driveralias.agent.metrics.RepoFiles.read("README.md");
+        for (ConfigParser.Option o : ConfigParser.OPTIONS) {
+            assertThat(readme).as("README row for --" + o.name())
+                    .containsPattern("(?m)^\\| `--" + o.name() + "`[^|]*\\| `" + o.environmentVariable() + "`[^|]*\\| "
+                            + (o.defaultValue() == null ? "[^|]+" : "`" + java.util.regex.Pattern.quote(o.defaultValue()) + "`")
+                            + " \\|");
+        }
+    }
+
     @Test
     void theLogLevelComesFromItsFlagOrVariableAndIsOneOfFive() throws Exception {
         assertThat(ConfigParser.parse(List.of("run"), Map.of("DRIVER_ALIAS_LOG_LEVEL", "debug")).logLevel())

@@ -89,7 +89,7 @@ class PrometheusScrapeIT {
     private static final int REPAIRED = GPU_CONTAINERS + 1;
     private static final List<String> ALIASES = List.of(
             "libcuda.so.1", "libnvidia-ml.so.1", "libnvidia-nvvm.so.4", "libnvidia-ptxjitcompiler.so.1");
-    /** The histogram buckets the README promises, in seconds. */
+    /** The histogram buckets docs/monitoring.md promises, in seconds. */
     private static final Set<Double> BUCKETS = Set.of(0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 5.0,
             Double.POSITIVE_INFINITY);
     private static final String POD_NAMESPACE = "gpu-jobs";

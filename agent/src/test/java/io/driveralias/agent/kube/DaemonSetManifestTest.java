@@ -23,7 +23,7 @@ import org.junit.jupiter.api.Test;
 class DaemonSetManifestTest {
 
     /**
-     * The documented set (README "Kubernetes", one comment each in the manifest), each one
+     * The documented set (docs/privileges.md, one comment each in the manifest), each one
      * shown necessary by LeastPrivilegeIT.
      */
     private static final Set<String> CAPABILITIES = Set.of("SYS_PTRACE", "DAC_OVERRIDE", "CHOWN", "FOWNER");

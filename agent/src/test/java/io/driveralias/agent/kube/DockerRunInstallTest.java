@@ -88,6 +88,17 @@ class DockerRunInstallTest {
         assertThat(unit.options()).contains(List.of("--rm"), List.of("--name", "driver-alias-agent"));
     }
 
+    /** The check line DockerRunInstallIT runs is the one the README and the runbook print. */
+    @Test
+    void theReadmeAndTheRunbookPrintTheTestedCheckLine() {
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^docker run --rm .* check$").matcher(RepoFiles.read(DOC));
+        assertThat(m.find()).isTrue();
+        String check = m.group();
+
+        assertThat(RepoFiles.read("README.md")).contains("\n" + check + "\n");
+        assertThat(RepoFiles.read("docs/runbook.md")).contains("\n" + check + " <container-id>\n");
+    }
+
     @Test
     void theShellWordsAreSplitAsAShellWould() {
         DockerRunLine line = DockerRunLine.parse("docker run -d --env \"A=x y\" --env 'B=\"q\"' \\\n  --read-only img run --x");

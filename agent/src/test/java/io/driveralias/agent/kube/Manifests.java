@@ -75,22 +75,6 @@ final class Manifests {
         return type.cast(found.getFirst());
     }
 
-    /** One manifest as fabric8 types it: a typed object, or a GenericKubernetesResource for CRDs. */
-    static HasMetadata load(String file) throws IOException {
-        try (InputStream in = Files.newInputStream(directory().resolve(file))) {
-            return SERIALIZATION.unmarshal(in);
-        }
-    }
-
-    static <T extends HasMetadata> T load(String file, Class<T> type) throws IOException {
-        HasMetadata resource = load(file);
-        if (!type.isInstance(resource)) {
-            throw new AssertionError(file + " is a " + resource.getClass().getSimpleName() + ", not a "
-                    + type.getSimpleName());
-        }
-        return type.cast(resource);
-    }
-
     /**
      * Fields fabric8 did not recognise anywhere in a typed object: a misspelt or misplaced key
      * would otherwise parse fine and be silently dropped by the API server (or rejected by it).
