@@ -50,13 +50,14 @@ public final class ExaminationReporter {
         boolean counted = sameStart && previous.get().outcome() == e.outcome();
         boolean news = !counted || (e.outcome() == ContainerOutcome.FAILED && !previous.get().summary().equals(summary));
         try (Mdc ignored = Mdc.container(ref)) {
-            if (!counted) {
-                count(e);
-            }
+            // The state first: a scrape that sees a failure counted also sees its unrepaired series.
             if (e.outcome() == ContainerOutcome.FAILED) {
                 metrics.unrepaired(ref, e.report().map(RepairReport::failureReasons).orElse(java.util.Set.of()));
             } else {
                 metrics.resolved(ref.id());
+            }
+            if (!counted) {
+                count(e);
             }
             if (news) {
                 announce(e, summary);

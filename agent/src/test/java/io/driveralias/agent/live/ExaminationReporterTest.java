@@ -13,7 +13,6 @@ import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.core.PodRef;
 import io.driveralias.agent.kube.PodEvents;
-import io.driveralias.agent.metrics.RepairMetrics;
 import io.driveralias.agent.repair.LinkResult;
 import io.driveralias.agent.repair.LinkStatus;
 import io.driveralias.agent.repair.RepairReport;
@@ -35,7 +34,7 @@ class ExaminationReporterTest {
     private static final ContainerRef REF = new ContainerRef("c0ffee0000000000000000000000000000000000000000000000000000000001",
             "/train", "registry.example/ml:1", Optional.of(new PodRef("ml", "train-0", "uid-1", "main")));
 
-    private final FakeMetrics metrics = new FakeMetrics();
+    private final FakeAgentMetrics metrics = new FakeAgentMetrics();
     private final FakePodEvents events = new FakePodEvents();
     private final ExaminationReporter reporter = new ExaminationReporter(metrics, events);
     private final ListAppender<ILoggingEvent> log = new ListAppender<>();
@@ -82,16 +81,16 @@ class ExaminationReporterTest {
             again = reporter.report(failed, Optional.of(again));
         }
 
-        assertThat(metrics.examined).containsExactly(ContainerOutcome.FAILED);
-        assertThat(metrics.failures).containsExactly(FailureReason.CONFLICT);
+        assertThat(metrics.examined()).containsExactly(ContainerOutcome.FAILED);
+        assertThat(metrics.failures()).containsExactly(FailureReason.CONFLICT);
         // The link that could be made is counted, although another alias conflicts.
-        assertThat(metrics.created).containsExactly("libnvidia-ml.so.1");
+        assertThat(metrics.created()).containsExactly("libnvidia-ml.so.1");
         assertThat(lines(Level.WARN)).hasSize(1).first().asString()
                 .contains("conflict: a regular file holds the alias name (libcuda.so.1)")
                 .contains("1 link(s) libnvidia-ml.so.1")
                 .contains("10000 ms after the container started");
         assertThat(events.failed).isEqualTo(1);
-        assertThat(metrics.unrepaired).isEqualTo(6);
+        assertThat(metrics.unrepaired()).containsExactly(REF.id());
     }
 
     @Test
@@ -111,9 +110,9 @@ class ExaminationReporterTest {
         assertThat(lines(Level.INFO)).singleElement().asString()
                 .contains("repaired container c0ffee000000 (ml/train-0/main)")
                 .contains("70000 ms after the container started (repair 61000 ms)");
-        assertThat(metrics.examined).containsExactly(ContainerOutcome.FAILED, ContainerOutcome.REPAIRED);
-        assertThat(metrics.exposures).containsExactly(Duration.ofSeconds(70));
-        assertThat(metrics.resolved).isEqualTo(1);
+        assertThat(metrics.examined()).containsExactly(ContainerOutcome.FAILED, ContainerOutcome.REPAIRED);
+        assertThat(metrics.exposures()).containsExactly(Duration.ofSeconds(70));
+        assertThat(metrics.unrepaired()).isEmpty();
     }
 
     @Test
@@ -139,46 +138,6 @@ class ExaminationReporterTest {
 
         assertThat(lines(Level.INFO)).singleElement().asString().doesNotContain("\n", "\r")
                 .contains("p\\n2026-11-30T10:00:00.000Z INFO").contains("img\\nINFO");
-    }
-
-    /** Records what the reporter counted. */
-    static final class FakeMetrics implements RepairMetrics {
-        final List<ContainerOutcome> examined = new ArrayList<>();
-        final List<FailureReason> failures = new ArrayList<>();
-        final List<String> created = new ArrayList<>();
-        final List<Duration> exposures = new ArrayList<>();
-        int unrepaired;
-        int resolved;
-
-        @Override
-        public void containerExamined(ContainerOutcome outcome) {
-            examined.add(outcome);
-        }
-
-        @Override
-        public void repairFailed(FailureReason reason) {
-            failures.add(reason);
-        }
-
-        @Override
-        public void linkCreated(String library) {
-            created.add(library);
-        }
-
-        @Override
-        public void exposure(Duration duration) {
-            exposures.add(duration);
-        }
-
-        @Override
-        public void unrepaired(ContainerRef container, java.util.Collection<FailureReason> reasons) {
-            unrepaired++;
-        }
-
-        @Override
-        public void resolved(String containerId) {
-            resolved++;
-        }
     }
 
     /** Counts the Events the reporter asked for. */

@@ -2,9 +2,11 @@ package io.driveralias.agent.live;
 
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
+import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.metrics.RepairMetrics;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -16,6 +18,8 @@ final class FakeAgentMetrics implements RepairMetrics {
     private final List<ContainerOutcome> examined = new ArrayList<>();
     private final List<String> created = new ArrayList<>();
     private final Set<String> unrepaired = new HashSet<>();
+    private final List<FailureReason> failures = new ArrayList<>();
+    private final List<Duration> exposures = new ArrayList<>();
     private int refused;
     private volatile boolean dockerUp;
 
@@ -33,6 +37,14 @@ final class FakeAgentMetrics implements RepairMetrics {
 
     synchronized Set<String> unrepaired() {
         return Set.copyOf(unrepaired);
+    }
+
+    synchronized List<FailureReason> failures() {
+        return List.copyOf(failures);
+    }
+
+    synchronized List<Duration> exposures() {
+        return List.copyOf(exposures);
     }
 
     synchronized int refused() {
@@ -54,8 +66,18 @@ final class FakeAgentMetrics implements RepairMetrics {
     }
 
     @Override
-    public synchronized void unrepaired(ContainerRef container, java.util.Collection<io.driveralias.agent.core.FailureReason> reasons) {
+    public synchronized void unrepaired(ContainerRef container, Collection<FailureReason> reasons) {
         unrepaired.add(container.id());
+    }
+
+    @Override
+    public synchronized void repairFailed(FailureReason reason) {
+        failures.add(reason);
+    }
+
+    @Override
+    public synchronized void exposure(Duration duration) {
+        exposures.add(duration);
     }
 
     @Override
