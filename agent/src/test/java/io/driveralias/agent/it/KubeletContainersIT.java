@@ -65,7 +65,7 @@ class KubeletContainersIT {
             AgentProcess.awaitTrue("the sandbox counted as excluded", Duration.ofSeconds(20),
                     () -> metric(agent, "driver_alias_containers_total\\{outcome=\"excluded\"\\}") >= excludedBefore + 1);
             assertThat(scrape(agent)).contains("driver_alias_container_unrepaired{container=\"readonly\",container_id=\""
-                    + readOnly + "\",namespace=\"" + NAMESPACE + "\",pod=\"" + POD + "\"} 1");
+                    + readOnly + "\",namespace=\"" + NAMESPACE + "\",pod=\"" + POD + "\",reason=\"read_only\"} 1");
 
             assertThat(agent.logLines(sandbox.substring(0, 12))).as("nothing done to the sandbox").isEmpty();
             assertThat(containers.exec(sandbox, "ls", RealContainers.LIB_DIR + "/libcuda.so.1").exitCode())

@@ -59,7 +59,7 @@ class RuntimeInjectedDriverIT {
             String noGpu = containers.startWithoutMounts("--runtime", "gpu", "--env", "NVIDIA_VISIBLE_DEVICES=void");
             assertThat(containers.exec(noGpu, "ls", RealContainers.LIB_DIR).output()).doesNotContain("libcuda");
 
-            try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "exec")) {
+            try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "cache")) {
                 agent.awaitLog("first reconcile: 2 running", Duration.ofSeconds(30));
                 containers.awaitWorking(before);
                 String after = containers.startWithoutMounts("--runtime", "gpu", "--env", "NVIDIA_VISIBLE_DEVICES=0");
