@@ -62,10 +62,9 @@ public final class AgentHttpServer implements AutoCloseable {
     private final MetricsSource metrics;
     private final AgentStatus status;
     private final Limits limits;
-    private final Semaphore slots;
+    private final ConnectionSlots slots;
     private final Semaphore scrapes = new Semaphore(CONCURRENT_SCRAPES);
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
-    private final ConcurrentHashMap<java.net.InetAddress, Integer> perClient = new ConcurrentHashMap<>();
     private final ScheduledThreadPoolExecutor deadlines;
 
     /**
@@ -80,7 +79,7 @@ public final class AgentHttpServer implements AutoCloseable {
         this.metrics = metrics;
         this.status = status;
         this.limits = limits;
-        this.slots = new Semaphore(limits.maxConnections());
+        this.slots = new ConnectionSlots(limits.maxConnections(), limits.maxPerClient());
         this.listener = new ServerSocket();
         try {
             listener.setReuseAddress(true);
@@ -128,32 +127,14 @@ public final class AgentHttpServer implements AutoCloseable {
                 }
                 continue;
             }
-            java.net.InetAddress peer = socket.getInetAddress();
-            if (!admitClient(peer)) {
-                closeQuietly(socket); // this address holds its share already
-                continue;
-            }
-            if (!slots.tryAcquire()) {
-                perClient.computeIfPresent(peer, (k, n) -> n <= 1 ? null : n - 1);
-                closeQuietly(socket); // full: the oldest connections time out soon and free slots
+            if (!slots.tryAcquire(socket.getInetAddress())) {
+                // Full, or this address holds its share: the oldest connections time out soon.
+                closeQuietly(socket);
                 continue;
             }
             open.add(socket);
             Thread.ofVirtual().name("http-conn").start(() -> serve(socket));
         }
-    }
-
-    private boolean admitClient(java.net.InetAddress peer) {
-        boolean[] admitted = {false};
-        perClient.compute(peer, (k, n) -> {
-            int held = n == null ? 0 : n;
-            if (held >= limits.maxPerClient()) {
-                return n;
-            }
-            admitted[0] = true;
-            return held + 1;
-        });
-        return admitted[0];
     }
 
     private void serve(Socket socket) {
@@ -172,8 +153,7 @@ public final class AgentHttpServer implements AutoCloseable {
                 cut.cancel(false);
             }
             open.remove(socket);
-            perClient.computeIfPresent(socket.getInetAddress(), (k, n) -> n <= 1 ? null : n - 1);
-            slots.release();
+            slots.release(socket.getInetAddress());
         }
     }
 
