@@ -37,11 +37,14 @@ public final class Agent implements AgentStatus, AutoCloseable {
     private static final int HISTORY_CAPACITY = 16_384;
 
     /**
-     * @param createDelay  how long a created container waits for its start to join it (see RepairQueue)
+     * @param createDelay  how long a created container waits for its start to join it (see
+     *                     RepairQueue). None: with {@code docker run} the window to write the
+     *                     aliases before the container's first instruction opens a few ms after
+     *                     the create and closes some 150 ms later, so a create is taken at once
      * @param warmupRounds enough rounds for C1 to compile the repair path (see docs on footprint)
      */
     record Tuning(int queueCapacity, Duration createDelay, int warmupRounds, Duration pingInterval) {
-        static final Tuning DEFAULT = new Tuning(10_000, Duration.ofMillis(250), 300, Duration.ofSeconds(5));
+        static final Tuning DEFAULT = new Tuning(10_000, Duration.ZERO, 300, Duration.ofSeconds(5));
     }
 
     private final Docker docker;
