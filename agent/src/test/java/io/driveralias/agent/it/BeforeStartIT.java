@@ -96,7 +96,8 @@ class BeforeStartIT {
         for (String id : ids) {
             AgentProcess.awaitTrue("the first output of " + id, Duration.ofSeconds(20),
                     () -> docker.run("logs", id).contains("NVML") || docker.run("logs", id).contains("MISSING"));
-            assertThat(docker.run("logs", id)).as(id + ": " + agent.logLines(id.substring(0, 12))).contains("libnvidia-ml.so." + VERSION).doesNotContain("MISSING");
+            assertThat(docker.run("logs", id)).as(id + ": " + agent.logLines(id.substring(0, 12)))
+                    .contains("libnvidia-ml.so." + VERSION).doesNotContain("MISSING");
             agent.awaitLog("repaired container " + id.substring(0, 12) + " .*before start: 4 link", Duration.ofSeconds(20));
         }
     }
