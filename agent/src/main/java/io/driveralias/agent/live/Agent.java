@@ -251,6 +251,10 @@ public final class Agent implements AgentStatus, AutoCloseable {
     }
 
     private void examine(RepairQueue.Job job) {
+        if (job.trigger().equals("create") && repairer.seedWhileStarting(job.containerId(), job.receivedAt())) {
+            // Nothing to report before the start; its start job verifies.
+            return;
+        }
         Optional<Reported> previous = Optional.ofNullable(history.get(job.containerId()));
         // A start is examined once (create and start events of one container); a reconcile
         // retries a container whose repair failed.

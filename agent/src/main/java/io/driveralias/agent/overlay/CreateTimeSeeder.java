@@ -77,6 +77,28 @@ public final class CreateTimeSeeder {
         this.driverVersion = driverVersion;
     }
 
+    /**
+     * For a container just created: waits briefly for Docker to start it ({@code docker run})
+     * and writes its aliases through its overlay once mounted. Empty when it did not begin to
+     * start in time (the kubelet starts it later: {@link #seed} then writes into its layer);
+     * else the links written (none for a container without a GPU request).
+     */
+    public Optional<List<LinkAction>> seedIfStarting(ContainerInfo info) {
+        if (info.running() || info.startedAt().isPresent() || !"overlay2".equals(info.graphDriver())) {
+            return Optional.of(List.of());
+        }
+        Optional<String> upper = info.graphPath("UpperDir");
+        Optional<String> merged = info.graphPath("MergedDir");
+        List<Declared> declared = declaredDriverFiles(info);
+        if (upper.isEmpty() || merged.isEmpty() || declared.isEmpty()) {
+            return Optional.of(List.of());
+        }
+        if (!MountedRoot.awaitStarting(merged.get(), START_PATIENCE)) {
+            return Optional.empty();
+        }
+        return Optional.of(seedMounted(info, merged.get(), upper.get(), declared));
+    }
+
     /** The links written (each read back), or empty if nothing was seeded. */
     public List<LinkAction> seed(ContainerInfo info) {
         if (info.running() || info.startedAt().isPresent()) {
@@ -95,7 +117,7 @@ public final class CreateTimeSeeder {
         if (upper.isEmpty() || lower.isEmpty() || merged.isEmpty() || declared.isEmpty()) {
             return List.of();
         }
-        if (MountedRoot.awaitStarting(merged.get(), START_PATIENCE)) {
+        if (MountedRoot.starting(merged.get())) {
             return seedMounted(info, merged.get(), upper.get(), declared);
         }
         UpperLayerWriter.NotStarted notStarted = () -> requireUnmounted(merged.get());
