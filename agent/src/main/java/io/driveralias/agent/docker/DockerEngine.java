@@ -115,9 +115,15 @@ public final class DockerEngine implements Docker {
                     + " (Docker 1.12)");
         }
         version = forcedVersion.orElse(DockerApiVersions.agreed(daemon));
-        JsonNode info = tree("/info", body("/v" + version + "/info", MAX_RESPONSE).bytes());
-        rootDir = info.path("DockerRootDir").asText("");
-        storageDriver = info.path("Driver").asText("");
+        try {
+            JsonNode info = tree("/info", body("/v" + version + "/info", MAX_RESPONSE).bytes());
+            rootDir = info.path("DockerRootDir").asText("");
+            storageDriver = info.path("Driver").asText("");
+        } catch (DockerException e) {
+            // Only the look at created containers without inspect needs it: inspect serves.
+            rootDir = "";
+            storageDriver = "";
+        }
         return version;
     }
 

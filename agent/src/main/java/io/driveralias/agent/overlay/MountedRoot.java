@@ -26,7 +26,8 @@ import java.util.concurrent.locks.LockSupport;
 final class MountedRoot {
 
     private static final int MAX_MOUNTINFO = 4 << 20;
-    private static final long POLL_NANOS = 250_000;
+    /** A millisecond: the window lasts some 150 ms, and each look costs system calls. */
+    private static final long POLL_NANOS = 1_000_000;
 
     private MountedRoot() {
     }
