@@ -42,6 +42,18 @@ final class ContainerInspectParser {
                 config.path("User").asText(""));
     }
 
+    /**
+     * A created container as {@code GET /containers/json} lists it, with what the list lacks
+     * (its overlay paths, read-only root) from elsewhere. Not running, never started.
+     */
+    static ContainerInfo listed(JsonNode json, String graphDriver, Map<String, String> graphData, boolean readOnly) {
+        JsonNode names = json.path("Names");
+        String name = names.isArray() && !names.isEmpty() ? names.get(0).asText("") : "";
+        return new ContainerInfo(json.path("Id").asText(""), name.startsWith("/") ? name.substring(1) : name,
+                json.path("Image").asText(""), strings(json.path("Labels")), false, 0, Optional.empty(),
+                mounts(json.path("Mounts")), graphDriver, graphData, readOnly, "");
+    }
+
     private static Map<String, String> strings(JsonNode object) {
         Map<String, String> map = new LinkedHashMap<>();
         if (object.isObject()) {

@@ -20,6 +20,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.regex.Pattern;
 
@@ -50,6 +51,9 @@ public final class DockerEngine implements Docker {
     private final DockerHttpClient streamHttp;
     private final Optional<String> forcedVersion;
     private volatile String version;
+    /** Docker's data directory and storage driver, from {@code /info} at each (re)connect. */
+    private volatile String rootDir = "";
+    private volatile String storageDriver = "";
 
     private DockerEngine(String host, DockerHttpClient http, DockerHttpClient streamHttp,
                          Optional<String> forcedVersion) {
@@ -101,6 +105,15 @@ public final class DockerEngine implements Docker {
                     + " (Docker 1.12)");
         }
         version = forcedVersion.orElse(DockerApiVersions.agreed(daemon));
+        try {
+            JsonNode info = tree("/info", body("/v" + version + "/info", MAX_RESPONSE).bytes());
+            rootDir = info.path("DockerRootDir").asText("");
+            storageDriver = info.path("Driver").asText("");
+        } catch (DockerException e) {
+            // Only the look at created containers without inspect needs it: inspect serves.
+            rootDir = "";
+            storageDriver = "";
+        }
         return version;
     }
 
@@ -121,6 +134,29 @@ public final class DockerEngine implements Docker {
             throw new DockerException.NoSuchContainer(idOrName);
         }
         return ContainerInspectParser.parse(tree(path, body.bytes()));
+    }
+
+    @Override
+    public Optional<ContainerInfo> peekCreated(String id) throws DockerException {
+        String root = rootDir;
+        if (!storageDriver.equals("overlay2") || !root.startsWith("/")) {
+            return Optional.empty();
+        }
+        if (!CONTAINER_REF.matcher(id).matches()) {
+            return Optional.empty();
+        }
+        String path = "/v" + apiVersion() + "/containers/json?all=1&filters=" + query("{\"id\":[\"" + id + "\"]}");
+        for (JsonNode c : tree(path, body(path, MAX_RESPONSE).bytes())) {
+            if (c.path("Id").asText("").equals(id) && c.path("State").asText("").equals("created")) {
+                Optional<Map<String, String>> paths = LayerStore.overlayPaths(root, id);
+                Optional<Boolean> readOnly = LayerStore.readOnlyRootfs(root, id);
+                if (paths.isEmpty() || readOnly.isEmpty()) {
+                    return Optional.empty();
+                }
+                return Optional.of(ContainerInspectParser.listed(c, storageDriver, paths.get(), readOnly.get()));
+            }
+        }
+        return Optional.empty();
     }
 
     @Override

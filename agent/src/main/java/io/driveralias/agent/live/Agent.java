@@ -39,11 +39,14 @@ public final class Agent implements AgentStatus, AutoCloseable {
     private static final Duration PING_INTERVAL_DOWN = Duration.ofSeconds(1);
 
     /**
-     * @param createDelay  how long a created container waits for its start to join it (see RepairQueue)
+     * @param createDelay  how long a created container waits for its start to join it (see
+     *                     RepairQueue). None: with {@code docker run} the window to write the
+     *                     aliases before the container's first instruction opens a few ms after
+     *                     the create and closes some 150 ms later, so a create is taken at once
      * @param warmupRounds enough rounds for C1 to compile the repair path (see docs/footprint.md)
      */
     record Tuning(int queueCapacity, Duration createDelay, int warmupRounds, Duration pingInterval) {
-        static final Tuning DEFAULT = new Tuning(10_000, Duration.ofMillis(250), 300, Duration.ofSeconds(5));
+        static final Tuning DEFAULT = new Tuning(10_000, Duration.ZERO, 300, Duration.ofSeconds(5));
     }
 
     private final Docker docker;
@@ -256,6 +259,10 @@ public final class Agent implements AgentStatus, AutoCloseable {
     }
 
     private void examine(RepairQueue.Job job) {
+        if (job.trigger().equals("create") && repairer.seedWhileStarting(job.containerId(), job.receivedAt())) {
+            // Nothing to report before the start; its start job verifies.
+            return;
+        }
         Optional<Reported> previous = Optional.ofNullable(history.get(job.containerId()));
         // A start is examined once (create and start events of one container); a reconcile
         // retries a container whose repair failed.

@@ -111,6 +111,35 @@ public final class ContainerRepairer {
         }
     }
 
+    /**
+     * A container just created: what Docker's list and layer store say of it (never waiting on
+     * a start in progress, as inspect would), and if Docker starts it within moments, its
+     * aliases through its mounted overlay. True when the create needs nothing more: seeded,
+     * not a GPU container, or not to be written; false to examine it as usual (inspect, and
+     * the upper layer while it is not starting).
+     */
+    public boolean seedWhileStarting(String id, Instant receivedAt) {
+        if (seeder == null) {
+            return false;
+        }
+        Optional<ContainerInfo> peeked;
+        try {
+            peeked = docker.peekCreated(id);
+        } catch (DockerException e) {
+            return false;
+        }
+        if (peeked.isEmpty()) {
+            return false;
+        }
+        ContainerInfo info = peeked.get();
+        if (info.readOnlyRootfs() || scope.exclusion(info.image(), info.labels()).isPresent()) {
+            return true;
+        }
+        Optional<List<LinkAction>> links = seeder.seedIfStarting(info);
+        links.filter(l -> !l.isEmpty()).ifPresent(l -> seeded.put(info.id(), new Seeded(receivedAt, clock.instant(), l)));
+        return links.isPresent();
+    }
+
     /** Runs the repair path on a throw-away root, so that the first real container finds it warm. */
     public void warmUp(int rounds) {
         Warmup.run(repairer, roots.resolver(), rounds);

@@ -175,6 +175,10 @@ public final class ContainerRoots {
             LOG.debug("mount table not used: {}", e.getMessage());
             return List.of();
         } catch (ErrnoException e) {
+            if (e.is(Errno.EINVAL)) {
+                // The kernel has no mount namespace for a process that has exited: gone, not unsafe.
+                throw new ErrnoException("container", "exited (its mount table went with it)", Errno.ESRCH);
+            }
             if (!e.is(Errno.EFBIG)) {
                 throw e;
             }

@@ -28,6 +28,15 @@ public interface Docker extends AutoCloseable {
     /** @throws DockerException.NoSuchContainer if there is no such container */
     ContainerInfo inspect(String idOrName) throws DockerException;
 
+    /**
+     * A created container as Docker's container list and layer store describe it, without
+     * waiting for the container: inspect waits while a start is in progress, which is the whole
+     * window before the container's first instruction. Empty where that cannot be told (the
+     * container is not in the created state, the storage is not overlay2, a file is missing):
+     * {@link #inspect} then serves.
+     */
+    Optional<ContainerInfo> peekCreated(String id) throws DockerException;
+
     /** Ids of running containers, oldest first. */
     List<String> runningContainerIds() throws DockerException;
 

@@ -1,5 +1,6 @@
 package io.driveralias.agent.overlay;
 
+import io.driveralias.agent.core.ActionKind;
 import io.driveralias.agent.core.AliasPlanner;
 import io.driveralias.agent.core.DriverLibrary;
 import io.driveralias.agent.core.DriverVersions;
@@ -15,6 +16,7 @@ import io.driveralias.agent.fs.OpenFlags;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.fs.RootFs;
 import java.io.IOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -25,16 +27,29 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Repairs a container before it starts. When a created container's configuration already
- * names the driver files it will receive (bind mounts of versioned libraries), the aliases
- * are written into its writable layer (overlay2's UpperDir) so they exist at its first
- * instruction. Only where every component of the library directory is a real directory in
- * the merged view of its layers: an image whose {@code /lib64} is a symlink keeps it, and a
- * directory created in the upper layer copies the owner and mode of the one it stands over.
- * Lower layers are never written. Anything unusual leaves the container to the start path.
+ * names the driver files it will receive (bind mounts of versioned libraries), its aliases are
+ * written so that they exist at its first instruction, one of two ways:
+ *
+ * <ul>
+ * <li>Docker is starting it ({@code docker run}: the start follows the create within
+ * milliseconds): once Docker has mounted its overlay at {@code MergedDir}, and that mount is
+ * verified to be the container's own (see {@link MountedRoot}), through that root, in-root,
+ * an ordinary overlay write. The process runs only after runc's mounts and hooks, 150 ms later.</li>
+ * <li>It is not starting (the kubelet starts it later): into its writable layer (overlay2's
+ * {@code UpperDir}), while no overlay is mounted over it. Only where every component of the
+ * library directory is a real directory in the merged view of its layers: an image whose
+ * {@code /lib64} is a symlink keeps it, and a directory created in the upper layer copies the
+ * owner and mode of the one it stands over. Lower layers are never written.</li>
+ * </ul>
+ * Anything unusual leaves the container to the start path, which verifies in every case.
  */
 public final class CreateTimeSeeder {
 
     private static final Logger LOG = LoggerFactory.getLogger(CreateTimeSeeder.class);
+    /** How long a created container may take to begin its start ({@code docker run}: a few ms). */
+    private static final Duration START_PATIENCE = Duration.ofMillis(100);
+    /** How long Docker may take from creating the merged directory to mounting the overlay on it. */
+    private static final Duration MOUNT_PATIENCE = Duration.ofMillis(200);
 
     /** What the agent knows of a driver file declared at create: where it lands, where it comes from. */
     private record Declared(String directory, String fileName, String hostSource) {
@@ -46,20 +61,10 @@ public final class CreateTimeSeeder {
         Optional<String> soname(String hostPath) throws ErrnoException, ElfFormatException, IOException;
     }
 
-    /**
-     * Throws once Docker has begun to start the container. overlayfs forbids changing a layer
-     * under a mounted overlay; Docker creates the {@code merged} directory just before it
-     * mounts the root and removes it after unmounting, so while it is absent the upper layer
-     * is nobody's but ours.
-     */
-    @FunctionalInterface
-    private interface NotStarted {
-        void require() throws ErrnoException;
-    }
-
     private final java.util.Set<String> warned = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final SonameSource sonames;
     private final AliasPlanner planner;
+    private final UpperLayerWriter upperLayer;
     private final PathResolver resolver;
     private final Optional<String> driverVersion;
 
@@ -67,8 +72,31 @@ public final class CreateTimeSeeder {
                             Optional<String> driverVersion) {
         this.sonames = sonames;
         this.planner = planner;
+        this.upperLayer = new UpperLayerWriter(planner);
         this.resolver = resolver;
         this.driverVersion = driverVersion;
+    }
+
+    /**
+     * For a container just created: waits briefly for Docker to start it ({@code docker run})
+     * and writes its aliases through its overlay once mounted. Empty when it did not begin to
+     * start in time (the kubelet starts it later: {@link #seed} then writes into its layer);
+     * else the links written (none for a container without a GPU request).
+     */
+    public Optional<List<LinkAction>> seedIfStarting(ContainerInfo info) {
+        if (info.running() || info.startedAt().isPresent() || !"overlay2".equals(info.graphDriver())) {
+            return Optional.of(List.of());
+        }
+        Optional<String> upper = info.graphPath("UpperDir");
+        Optional<String> merged = info.graphPath("MergedDir");
+        List<Declared> declared = declaredDriverFiles(info);
+        if (upper.isEmpty() || merged.isEmpty() || declared.isEmpty()) {
+            return Optional.of(List.of());
+        }
+        if (!MountedRoot.awaitStarting(merged.get(), START_PATIENCE)) {
+            return Optional.empty();
+        }
+        return Optional.of(seedMounted(info, merged.get(), upper.get(), declared));
     }
 
     /** The links written (each read back), or empty if nothing was seeded. */
@@ -89,7 +117,10 @@ public final class CreateTimeSeeder {
         if (upper.isEmpty() || lower.isEmpty() || merged.isEmpty() || declared.isEmpty()) {
             return List.of();
         }
-        NotStarted notStarted = () -> requireUnmounted(merged.get());
+        if (MountedRoot.starting(merged.get())) {
+            return seedMounted(info, merged.get(), upper.get(), declared);
+        }
+        UpperLayerWriter.NotStarted notStarted = () -> requireUnmounted(merged.get());
         List<LinkAction> written = new ArrayList<>();
         try {
             // With `docker run` the start usually wins the race: find out before any other work.
@@ -99,7 +130,7 @@ public final class CreateTimeSeeder {
         }
         try (LayerStack layers = LayerStack.open(upper.get(), lower.get(), resolver)) {
             for (Map.Entry<String, List<DriverLibrary>> e : libraries(declared).entrySet()) {
-                written.addAll(seedDirectory(layers, e.getKey(), e.getValue(), notStarted));
+                written.addAll(upperLayer.seedDirectory(layers, e.getKey(), e.getValue(), notStarted));
             }
         } catch (ErrnoException e) {
             // Docker removed the layer, began the start, or something in the layers is not
@@ -110,6 +141,54 @@ public final class CreateTimeSeeder {
                 LOG.warn("container {}: not repaired before start, the start path will: {}", info.id(), e.getMessage());
             } else {
                 LOG.debug("container {}: not seeded before start: {}", info.id(), e.getMessage());
+            }
+        }
+        return written;
+    }
+
+    /** Through the container's own overlay, once mounted: before runc runs its process. */
+    private List<LinkAction> seedMounted(ContainerInfo info, String merged, String upper, List<Declared> declared) {
+        List<LinkAction> written = new ArrayList<>();
+        try (RootFs root = MountedRoot.await(merged, upper, MOUNT_PATIENCE, resolver).orElse(null)) {
+            if (root == null) {
+                LOG.debug("container {}: its root was not mounted in time, or not as its own overlay: "
+                        + "left to the start path", info.id());
+                return written;
+            }
+            for (Map.Entry<String, List<DriverLibrary>> e : libraries(declared).entrySet()) {
+                written.addAll(linkThrough(root, e.getKey(), e.getValue()));
+            }
+        } catch (ErrnoException e) {
+            LOG.debug("container {}: not repaired before start through its mounted root: {}", info.id(),
+                    e.getMessage());
+        }
+        return written;
+    }
+
+    /**
+     * The links of one directory, in-root and never across a mount. A directory the image lacks
+     * is left to runc (it makes the mount points) and to the start path.
+     */
+    private List<LinkAction> linkThrough(RootFs root, String path, List<DriverLibrary> libraries) throws ErrnoException {
+        Directory dir;
+        try {
+            dir = root.openDirectory(path, true);
+        } catch (ErrnoException e) {
+            if (e.is(Errno.ENOENT) || e.is(Errno.ENOTDIR) || e.is(Errno.ELOOP) || e.is(Errno.EXDEV)) {
+                return List.of();
+            }
+            throw e;
+        }
+        List<LinkAction> written = new ArrayList<>();
+        try (dir) {
+            for (LinkAction action : planner.plan(path, libraries, dir.listing())) {
+                if (!action.kind().changesSomething()) {
+                    continue;
+                }
+                dir.link(action.name(), action.target(), action.kind() == ActionKind.REPLACE);
+                if (dir.readLink(action.name()).equals(action.target())) {
+                    written.add(action);
+                }
             }
         }
         return written;
@@ -127,124 +206,6 @@ public final class CreateTimeSeeder {
         throw new ErrnoException("seed", mergedDir + " exists: the container is starting", Errno.EBUSY);
     }
 
-    private List<LinkAction> seedDirectory(LayerStack layers, String path, List<DriverLibrary> libraries,
-                                           NotStarted notStarted) throws ErrnoException {
-        Optional<MergedDirectory> merged = layers.directory(path);
-        if (merged.isEmpty()) {
-            return List.of();
-        }
-        try (MergedDirectory dir = merged.get()) {
-            List<LinkAction> changes = planner.plan(path, libraries, LayerStack.listing(dir)).stream()
-                    .filter(a -> a.kind().changesSomething()).toList();
-            if (changes.isEmpty()) {
-                return List.of();
-            }
-            List<MergedDirectory.Component> components = dir.components();
-            int present = 0;
-            while (present < components.size() && components.get(present).inUpper()) {
-                present++;
-            }
-            try (Directory parent = upperDirectory(layers, components.subList(0, present))) {
-                return present == components.size()
-                        ? linkInPlace(parent, changes, notStarted)
-                        : buildAndMoveIn(parent, components.subList(present, components.size()), changes, notStarted);
-            }
-        }
-    }
-
-    /** The upper layer already has the directory: each link is renamed in on its own. */
-    private static List<LinkAction> linkInPlace(Directory target, List<LinkAction> changes, NotStarted notStarted)
-            throws ErrnoException {
-        List<LinkAction> written = new ArrayList<>();
-        for (LinkAction action : changes) {
-            notStarted.require();
-            // In the upper layer a stale link of a lower layer is simply shadowed.
-            target.link(action.name(), action.target(), target.entry(action.name()).isPresent());
-            if (target.readLink(action.name()).equals(action.target())) {
-                written.add(action);
-            }
-        }
-        return written;
-    }
-
-    /**
-     * The upper layer lacks (part of) the directory: the missing part is built complete, with
-     * its owners, modes and links, under a random name, then renamed into place in one step,
-     * right after checking once more that Docker has not begun to mount the container's root.
-     * Overlayfs thus never sees a half-made directory, nor one with the wrong mode.
-     */
-    private static List<LinkAction> buildAndMoveIn(Directory parent, List<MergedDirectory.Component> missing,
-                                                   List<LinkAction> changes, NotStarted notStarted)
-            throws ErrnoException {
-        MergedDirectory.Component first = missing.getFirst();
-        String temporary = RootFs.temporaryName(first.name());
-        List<Directory> built = new ArrayList<>();
-        boolean moved = false;
-        try {
-            built.add(parent.makeDirectory(temporary, first.stat().uid(), first.stat().gid(), first.stat().permissions()));
-            for (MergedDirectory.Component c : missing.subList(1, missing.size())) {
-                built.add(built.getLast().makeDirectory(c.name(), c.stat().uid(), c.stat().gid(), c.stat().permissions()));
-            }
-            for (LinkAction action : changes) {
-                built.getLast().link(action.name(), action.target(), false);
-            }
-            notStarted.require();
-            parent.renameNoReplace(temporary, first.name());
-            moved = true;
-            return changes;
-        } finally {
-            if (!moved) {
-                takeBack(parent, temporary, built, missing, changes);
-            }
-            built.forEach(Directory::close);
-        }
-    }
-
-    /** Removes a half-built directory that never became visible under its real name. */
-    private static void takeBack(Directory parent, String temporary, List<Directory> built,
-                                 List<MergedDirectory.Component> missing, List<LinkAction> changes) {
-        if (built.size() == missing.size()) {
-            for (LinkAction action : changes) {
-                quietly(() -> built.getLast().remove(action.name(), false));
-            }
-        }
-        for (int i = built.size() - 1; i >= 1; i--) {
-            Directory holder = built.get(i - 1);
-            String name = missing.get(i).name();
-            quietly(() -> holder.remove(name, true));
-        }
-        quietly(() -> parent.remove(temporary, true));
-    }
-
-    @FunctionalInterface
-    private interface Step {
-        void run() throws ErrnoException;
-    }
-
-    private static void quietly(Step step) {
-        try {
-            step.run();
-        } catch (ErrnoException ignored) {
-            // Best effort: the name is already gone, or the layer went away with the container.
-        }
-    }
-
-    /** The upper-layer directories that exist along the path: real directories, never followed. */
-    private static Directory upperDirectory(LayerStack layers, List<MergedDirectory.Component> present)
-            throws ErrnoException {
-        Directory current = layers.upper().openDirectory("/", true);
-        try {
-            for (MergedDirectory.Component c : present) {
-                Directory next = current.subdirectory(c.name());
-                current.close();
-                current = next;
-            }
-            return current;
-        } catch (ErrnoException e) {
-            current.close();
-            throw e;
-        }
-    }
 
     private List<Declared> declaredDriverFiles(ContainerInfo info) {
         List<Declared> all = new ArrayList<>();

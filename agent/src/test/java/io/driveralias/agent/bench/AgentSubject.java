@@ -19,7 +19,9 @@ import java.util.regex.Pattern;
 /** The packaged agent, as the DaemonSet runs it (its JVM flags come from {@code jvmOptions}). */
 final class AgentSubject implements Subject {
 
-    private static final Pattern REPAIRED = Pattern.compile("repaired container ([0-9a-f]{12}) .* in (\\d+) ms");
+    /** "... in N ms", "... (repair N ms)" or "before the container started (N ms)": the agent's own time. */
+    private static final Pattern REPAIRED = Pattern.compile(
+            "repaired container ([0-9a-f]{12}) .*?(?: in |\\(repair |started \\()(\\d+) ms");
 
     private final DockerHarness docker;
     private final List<String> jvmOptions;

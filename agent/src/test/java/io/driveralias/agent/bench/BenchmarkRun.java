@@ -25,7 +25,7 @@ final class BenchmarkRun {
 
     /** What one subject achieved. Exposures in ms; {@code missed} never saw their aliases. */
     record Result(String subject, long readyMs, Stats sequentialExposure, Stats burstExposure,
-                  Stats startExposure, int startMissed, int startTotal,
+                  Stats startExposure, int startMissed, int startTotal, int startPresent,
                   Stats createExposure, int createBeforeStart, int createTotal, Stats repair,
                   double cpuPerContainerMs, double peakRssMiB, double steadyRssMiB,
                   int restartMissed, int restartTotal) {
@@ -73,6 +73,7 @@ final class BenchmarkRun {
         return new Result(subject.name(), ready,
                 exposures(only(startProbes, sequential)), exposures(only(startProbes, bursts)),
                 exposures(startProbes), missed(startProbes), startProbes.size(),
+                (int) startProbes.values().stream().filter(Workload.Probe::presentAtStart).count(),
                 exposures(createProbes),
                 (int) createProbes.values().stream().filter(Workload.Probe::presentAtStart).count(), createProbes.size(),
                 Stats.of(repairMillis), (cpuAfter - cpuBefore) * 1000 / handled, peak, steady,

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
  * test run; {@code BenchmarkSmokeIT} runs a small version of it there. It prints its figures
  * and writes them to {@code agent/target/benchmark/report.txt}; it asserts nothing about
  * speed. Settings: -Dbench.containers=200 -Dbench.burst=20 -Dbench.createThenStart=50
- * -Dbench.acrossRestart=20 -Dbench.shellLoop=true -Dbench.agentJvm="..." (JVM options, by
+ * -Dbench.acrossRestart=20 -Dbench.shellLoop=true -Dbench.floorLoop=true -Dbench.agentJvm="..." (JVM options, by
  * default those of the DaemonSet).
  */
 class RepairBenchmark {
@@ -21,13 +21,15 @@ class RepairBenchmark {
     @Test
     void benchmark() throws Exception {
         List<BenchmarkRun.Result> results = run(BenchmarkRun.Settings.fromSystemProperties(),
-                Boolean.parseBoolean(System.getProperty("bench.shellLoop", "true")));
+                Boolean.parseBoolean(System.getProperty("bench.shellLoop", "true")),
+                Boolean.parseBoolean(System.getProperty("bench.floorLoop", "true")));
         if (results.isEmpty()) {
             throw new AssertionError("no results");
         }
     }
 
-    static List<BenchmarkRun.Result> run(BenchmarkRun.Settings settings, boolean withShellLoop) throws Exception {
+    static List<BenchmarkRun.Result> run(BenchmarkRun.Settings settings, boolean withShellLoop, boolean withFloorLoop)
+            throws Exception {
         DockerHarness docker = DockerHarness.get();
         Workload workload = new Workload(docker, Workload.benchDir(), settings.probeTimeoutSeconds());
         BenchmarkRun run = new BenchmarkRun(workload, settings);
@@ -36,6 +38,11 @@ class RepairBenchmark {
         try (AgentSubject agent = new AgentSubject(docker, Arrays.stream(jvm.trim().split("\\s+"))
                 .filter(s -> !s.isEmpty()).toList())) {
             results.add(run.run(agent));
+        }
+        if (withFloorLoop) {
+            try (FloorLoopSubject floor = new FloorLoopSubject(docker, Workload.benchDir().resolve("FloorLoop.java"))) {
+                results.add(run.run(floor));
+            }
         }
         if (withShellLoop) {
             try (ShellLoopSubject shell = new ShellLoopSubject(docker, Workload.benchDir().resolve("shell-loop.sh"))) {

@@ -21,7 +21,9 @@ import org.junit.jupiter.api.Timeout;
 
 /**
  * Repair before the first instruction: on {@code create}, the aliases are written into the
- * container's writable layer, following overlayfs' rules for the image's layers.
+ * container's writable layer, following overlayfs' rules for the image's layers; with
+ * {@code docker run}, through the container's overlay once Docker has mounted it, before runc
+ * runs the container's process.
  */
 @Timeout(300)
 class BeforeStartIT {
@@ -77,6 +79,38 @@ class BeforeStartIT {
                 () -> docker.run("logs", id).contains("libcuda.so." + VERSION));
         assertThat(docker.run("logs", id)).contains("NVML initialised");
         agent.awaitLog("repaired container " + id.substring(0, 12) + " .*before start: 4 link", Duration.ofSeconds(20));
+    }
+
+    @Test
+    void withDockerRunTooTheAliasesExistAtTheFirstInstruction() {
+        List<String> ids = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            List<String> args = new ArrayList<>(List.of("run", "-d"));
+            args.addAll(TestImages.driverMounts(DEBIAN_LIB));
+            args.addAll(List.of(image, "sh", "-c", "readlink " + DEBIAN_LIB + "/libnvidia-ml.so.1 || echo MISSING; "
+                    + "nvidia-smi; sleep 600"));
+            String id = docker.run(args.toArray(String[]::new));
+            containers.adopt(id);
+            ids.add(id);
+        }
+        for (String id : ids) {
+            AgentProcess.awaitTrue("the first output of " + id, Duration.ofSeconds(20),
+                    () -> docker.run("logs", id).contains("NVML") || docker.run("logs", id).contains("MISSING"));
+            assertThat(docker.run("logs", id)).as(id + ": " + agent.logLines(id.substring(0, 12)))
+                    .contains("libnvidia-ml.so." + VERSION).doesNotContain("MISSING");
+            agent.awaitLog("repaired container " + id.substring(0, 12) + " .*before start: 4 link", Duration.ofSeconds(20));
+        }
+    }
+
+    @Test
+    void aContainerWithoutAGpuRequestGetsNothingBeforeItsStart() throws Exception {
+        String id = docker.run("run", "-d", image, "sh", "-c", "ls " + DEBIAN_LIB + "; sleep 600");
+        containers.adopt(id);
+        AgentProcess.awaitTrue("it runs", Duration.ofSeconds(20),
+                () -> docker.run("inspect", "-f", "{{.State.Running}}", id).equals("true"));
+        Thread.sleep(500);
+        assertThat(Files.exists(upperDir(id).resolve(DEBIAN_LIB.substring(1)), LinkOption.NOFOLLOW_LINKS))
+                .as("nothing written into its layer").isFalse();
     }
 
     @Test

@@ -176,4 +176,24 @@ class ContainerRepairerTest {
     private static Path upperAlias(ContainerInfo c) {
         return Path.of(c.graphData().get("UpperDir"), ContainerFixtures.LIB.substring(1), ContainerFixtures.ALIAS);
     }
+
+    @Test
+    void aCreatedContainerIsLookedAtWithoutInspectAndOnlyAGpuOneThatIsNotStartingGoesOnToInspect() throws Exception {
+        ContainerRepairer seeding = fixtures.repairer(docker, fixtures.seeder());
+        ContainerInfo gpu = fixtures.createdOnOverlay(ContainerFixtures.newId(), "cuda", false);
+        ContainerInfo plain = new ContainerInfo(ContainerFixtures.newId(), "web", "nginx", java.util.Map.of(), false, 0,
+                Optional.empty(), List.of(), "overlay2", gpu.graphData(), false, "");
+        ContainerInfo readOnly = fixtures.createdOnOverlay(ContainerFixtures.newId(), "cuda", true);
+        List.of(gpu, plain, readOnly).forEach(docker::put);
+
+        assertThat(seeding.seedWhileStarting(plain.id(), Instant.now())).as("no GPU request: nothing to do").isTrue();
+        assertThat(seeding.seedWhileStarting(readOnly.id(), Instant.now())).as("read-only: not ours to write").isTrue();
+        // Not started within the patience (nobody starts it here): the usual path takes over.
+        assertThat(seeding.seedWhileStarting(gpu.id(), Instant.now())).isFalse();
+
+        assertThat(docker.peeks()).isEqualTo(3);
+        assertThat(docker.inspects(plain.id()) + docker.inspects(readOnly.id()) + docker.inspects(gpu.id())).isZero();
+        assertThat(upperAlias(readOnly)).doesNotExist();
+        assertThat(upperAlias(gpu)).doesNotExist();
+    }
 }

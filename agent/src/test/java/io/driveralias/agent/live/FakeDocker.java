@@ -27,6 +27,7 @@ final class FakeDocker implements Docker {
     private final List<Optional<String>> subscriptions = new ArrayList<>();
     private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
     private int lists;
+    private int peeks;
     private boolean unreachable;
     private volatile boolean answersPing = true;
 
@@ -111,6 +112,18 @@ final class FakeDocker implements Docker {
             throw new DockerException.NoSuchContainer(id);
         }
         return info;
+    }
+
+    /** The container as created, from the list (not counted as an inspect): never blocked by a start. */
+    @Override
+    public synchronized Optional<ContainerInfo> peekCreated(String id) throws DockerException {
+        requireReachable();
+        peeks++;
+        return Optional.ofNullable(containers.get(id)).filter(c -> !c.running() && c.startedAt().isEmpty());
+    }
+
+    synchronized int peeks() {
+        return peeks;
     }
 
     @Override

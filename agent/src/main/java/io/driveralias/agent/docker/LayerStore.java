@@ -1,0 +1,61 @@
+package io.driveralias.agent.docker;
+
+import io.driveralias.agent.fs.ErrnoException;
+import io.driveralias.agent.fs.KernelFiles;
+import io.driveralias.agent.fs.Libc;
+import io.driveralias.agent.fs.OpenFlags;
+import java.nio.charset.StandardCharsets;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Pattern;
+
+/**
+ * What Docker's own data directory says of a created container, read without asking the
+ * daemon: its overlay2 layer (the cache id in {@code image/overlay2/layerdb/mounts/<id>/mount-id},
+ * hence {@code overlay2/<cache-id>/diff} and {@code merged}) and {@code ReadonlyRootfs} from
+ * {@code containers/<id>/hostconfig.json}. Host files, written by the daemon; each read bounded,
+ * the last component never followed.
+ */
+final class LayerStore {
+
+    private static final Pattern ID = Pattern.compile("[0-9a-f]{64}");
+    private static final Pattern CACHE_ID = Pattern.compile("[0-9a-zA-Z_-]{1,128}");
+    private static final Pattern READ_ONLY = Pattern.compile("\"ReadonlyRootfs\"\\s*:\\s*(true|false)");
+    private static final int MAX_HOSTCONFIG = 1 << 20;
+
+    private LayerStore() {
+    }
+
+    /** {@code UpperDir} and {@code MergedDir} of the container's overlay2 layer. */
+    static Optional<Map<String, String>> overlayPaths(String rootDir, String containerId) {
+        if (!ID.matcher(containerId).matches()) {
+            return Optional.empty();
+        }
+        return read(rootDir + "/image/overlay2/layerdb/mounts/" + containerId, "mount-id", 256)
+                .map(String::trim).filter(c -> CACHE_ID.matcher(c).matches())
+                .map(cache -> Map.of("UpperDir", rootDir + "/overlay2/" + cache + "/diff",
+                        "MergedDir", rootDir + "/overlay2/" + cache + "/merged"));
+    }
+
+    /** Whether the container's root filesystem is read-only; empty if that cannot be read. */
+    static Optional<Boolean> readOnlyRootfs(String rootDir, String containerId) {
+        if (!ID.matcher(containerId).matches()) {
+            return Optional.empty();
+        }
+        return read(rootDir + "/containers/" + containerId, "hostconfig.json", MAX_HOSTCONFIG)
+                .map(READ_ONLY::matcher).filter(java.util.regex.Matcher::find).map(m -> m.group(1).equals("true"));
+    }
+
+    private static Optional<String> read(String directory, String name, int max) {
+        try {
+            int dir = Libc.openHost(directory, OpenFlags.O_PATH | OpenFlags.O_DIRECTORY);
+            try {
+                return Optional.of(new String(KernelFiles.read(dir, name, max), StandardCharsets.UTF_8));
+            } finally {
+                Libc.close(dir);
+            }
+        } catch (ErrnoException e) {
+            return Optional.empty();
+        }
+    }
+}

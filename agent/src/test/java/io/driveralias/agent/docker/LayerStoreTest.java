@@ -1,0 +1,58 @@
+package io.driveralias.agent.docker;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Docker's data directory read for a created container, as the daemon lays it out. */
+class LayerStoreTest {
+
+    private static final String ID = "c0ffee".repeat(10) + "0123";
+    private static final String CACHE = "9f".repeat(32);
+
+    @TempDir
+    Path root;
+
+    private void layout(String mountId, String hostConfig) throws IOException {
+        Path mounts = Files.createDirectories(root.resolve("image/overlay2/layerdb/mounts/" + ID));
+        Files.writeString(mounts.resolve("mount-id"), mountId);
+        Path container = Files.createDirectories(root.resolve("containers/" + ID));
+        Files.writeString(container.resolve("hostconfig.json"), hostConfig);
+    }
+
+    @Test
+    void theContainersLayerAndReadOnlyFlagAreRead() throws IOException {
+        layout(CACHE, "{\"Binds\":[],\"ReadonlyRootfs\":true,\"Runtime\":\"runc\"}");
+
+        assertThat(LayerStore.overlayPaths(root.toString(), ID)).contains(Map.of(
+                "UpperDir", root + "/overlay2/" + CACHE + "/diff", "MergedDir", root + "/overlay2/" + CACHE + "/merged"));
+        assertThat(LayerStore.readOnlyRootfs(root.toString(), ID)).contains(true);
+    }
+
+    @Test
+    void anythingUnexpectedIsUnknownNotGuessed() throws IOException {
+        layout("../../etc", "{\"Binds\":[]}");
+
+        assertThat(LayerStore.overlayPaths(root.toString(), ID)).as("a cache id that is a path").isEmpty();
+        assertThat(LayerStore.readOnlyRootfs(root.toString(), ID)).as("no ReadonlyRootfs field").isEmpty();
+        assertThat(LayerStore.overlayPaths(root.toString(), "../" + ID)).isEmpty();
+        assertThat(LayerStore.overlayPaths(root.resolve("missing").toString(), ID)).isEmpty();
+    }
+
+    @Test
+    void aSymlinkInPlaceOfTheFileIsNotFollowed() throws IOException {
+        layout(CACHE, "{\"ReadonlyRootfs\":false}");
+        Path elsewhere = Files.writeString(root.resolve("elsewhere"), CACHE.replace('9', '8'));
+        Path file = root.resolve("image/overlay2/layerdb/mounts/" + ID + "/mount-id");
+        Files.delete(file);
+        Files.createSymbolicLink(file, elsewhere);
+
+        assertThat(LayerStore.overlayPaths(root.toString(), ID)).isEmpty();
+        assertThat(LayerStore.readOnlyRootfs(root.toString(), ID)).contains(false);
+    }
+}
