@@ -202,6 +202,7 @@ class LeastPrivilegeIT {
     static String stickyImage;
     static Path seenDriver;
     static Path unseenDriver;
+    static Path unseenRoot;
     static UnaryOperator<String> hostPaths;
     static UnaryOperator<String> mountPaths;
     static final Map<String, String> RESULTS = new LinkedHashMap<>();
@@ -242,7 +243,10 @@ class LeastPrivilegeIT {
             Processes.check(List.of("chmod", "1777", lib.toString()));
         });
         seenDriver = TestImages.driverDir();
-        unseenDriver = Files.createTempDirectory("daa-lp-driver-");
+        // A host library directory, as the driver's are: the agent learns SONAMEs only from binds
+        // out of such directories (lib, lib64, a multiarch triplet), never from an arbitrary path.
+        unseenRoot = Files.createTempDirectory("daa-lp-driver-");
+        unseenDriver = Files.createDirectories(unseenRoot.resolve("usr/lib/x86_64-linux-gnu"));
         for (String file : TestImages.DRIVER.keySet()) {
             NativeLibraries.copy(seenDriver.resolve(file), unseenDriver, file);
         }
@@ -250,8 +254,8 @@ class LeastPrivilegeIT {
 
     @AfterAll
     static void report() {
-        if (unseenDriver != null) {
-            Processes.run(List.of("rm", "-rf", unseenDriver.toString()));
+        if (unseenRoot != null) {
+            Processes.run(List.of("rm", "-rf", unseenRoot.toString()));
         }
         StringBuilder table = new StringBuilder("LeastPrivilegeIT: what each agent container did\n");
         RESULTS.forEach((run, result) -> table.append(String.format("%-18s %s%n", run, result)));
