@@ -8,9 +8,13 @@ import java.util.regex.Pattern;
 /** Questions the agent asks of a container's mount table. Pure functions. */
 public final class DriverMounts {
 
-    /** The last component of a host library directory: lib, lib64, or a multiarch triplet. */
+    /**
+     * A host library directory: one ending in lib, lib32, lib64 or a multiarch triplet, or
+     * the driver's own directory under one, as Debian's packages install it
+     * ({@code /usr/lib/x86_64-linux-gnu/nvidia/current}, {@code .../nvidia/tesla-535}).
+     */
     private static final Pattern LIBRARY_DIRECTORY =
-            Pattern.compile(".*/(lib|lib32|lib64|[a-z0-9_]+-linux-gnu[a-z0-9_]*)");
+            Pattern.compile(".*/(lib|lib32|lib64|[a-z0-9_]+-linux-gnu[a-z0-9_]*)(/nvidia(/[a-z0-9][a-z0-9_.-]*)?)?");
 
     private DriverMounts() {
     }
