@@ -40,6 +40,7 @@ import java.time.Clock;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CountDownLatch;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -134,7 +135,9 @@ public final class Main {
         version.ifPresent(metrics::driverVersion);
         DriverLocator locator = new DriverLocator(new SonameCache(4096), new HostRoot(config.hostProc(), resolver));
         AliasPlanner planner = new AliasPlanner(config.devLinks());
-        CreateTimeSeeder seeder = beforeStart ? new CreateTimeSeeder(locator::hostFileSoname, planner, resolver, version) : null;
+        CreateTimeSeeder seeder = beforeStart ? new CreateTimeSeeder(locator::hostFileSoname, locator::learnedDriverFiles,
+                planner, resolver, new CreateTimeSeeder.Settings(version, config.libraryDirectories(),
+                        Set.copyOf(config.gpuRuntimes()))) : null;
         return new ContainerRepairer(docker, new ContainerRoots(config.hostProc(), resolver),
                 new RootRepairer(locator, planner, loaderCache(config)),
                 new ContainerScope(config.includeImages(), config.excludeImages()),

@@ -33,7 +33,9 @@ public record AgentConfig(
         int workers,
         Duration shutdownGrace,
         /** A Docker API version to speak instead of negotiating one (old daemons, tests). */
-        Optional<String> dockerApiVersion) {
+        Optional<String> dockerApiVersion,
+        /** OCI runtimes that add the driver's files when the environment asks ({@code NVIDIA_VISIBLE_DEVICES}). */
+        List<String> gpuRuntimes) {
 
     /** Where the NVIDIA runtimes put driver files (docs/design.md); {@code --lib-dir} adds more. */
     public static final List<String> DEFAULT_LIBRARY_DIRECTORIES = List.of(
@@ -58,5 +60,6 @@ public record AgentConfig(
         includeImages = List.copyOf(includeImages);
         excludeImages = List.copyOf(excludeImages);
         libraryDirectories = List.copyOf(libraryDirectories);
+        gpuRuntimes = List.copyOf(gpuRuntimes);
     }
 }

@@ -56,10 +56,13 @@ public final class ConfigParser {
             new Option("workers", "4", false, false, "repair workers"),
             new Option("shutdown-grace", "10s", false, false, "how long SIGTERM waits for repairs in flight"),
             new Option("docker-api-version", null, false, false,
-                    "Docker API version to use, e.g. 1.24 (default: negotiate with the daemon)"));
+                    "Docker API version to use, e.g. 1.24 (default: negotiate with the daemon)"),
+            new Option("gpu-runtime", "nvidia", true, false,
+                    "an OCI runtime that adds the driver's files when NVIDIA_VISIBLE_DEVICES asks (default: nvidia)"));
 
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)?");
     private static final Pattern VERSION = Pattern.compile("[0-9]+(\\.[0-9]+)+");
+    private static final Pattern RUNTIME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,127}");
 
     private ConfigParser() {
     }
@@ -125,6 +128,15 @@ public final class ConfigParser {
                 libDirs.add(dir);
             }
         }
+        List<String> gpuRuntimes = v.list("gpu-runtime");
+        if (gpuRuntimes.isEmpty()) {
+            gpuRuntimes = List.of(option("gpu-runtime").defaultValue());
+        }
+        for (String runtime : gpuRuntimes) {
+            if (!RUNTIME.matcher(runtime).matches()) {
+                throw new ConfigException("--gpu-runtime must be a runtime name as Docker knows it, got " + runtime);
+            }
+        }
         String resolver = v.single("resolver");
         if (!resolver.equals("auto") && !resolver.equals("walk")) {
             throw new ConfigException("--resolver is auto or walk, got " + resolver);
@@ -158,7 +170,7 @@ public final class ConfigParser {
                 parseEnum(LogFormat.class, "log-format", v.single("log-format")),
                 parseEnum(LogLevel.class, "log-level", v.single("log-level")),
                 v.single("host-proc"), resolver.equals("walk"), workers,
-                duration("shutdown-grace", v.single("shutdown-grace")), apiVersion);
+                duration("shutdown-grace", v.single("shutdown-grace")), apiVersion, gpuRuntimes);
     }
 
     /**

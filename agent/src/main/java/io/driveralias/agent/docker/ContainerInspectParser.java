@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import io.driveralias.agent.core.ContainerInfo;
+import io.driveralias.agent.core.GpuRequest;
 
 /**
  * Reads the inspect JSON tree into {@link ContainerInfo}. Tolerant of missing fields (old
@@ -22,7 +23,8 @@ final class ContainerInspectParser {
     private ContainerInspectParser() {
     }
 
-    static ContainerInfo parse(JsonNode json) {
+    /** {@code defaultRuntime}: the daemon's, for a container whose HostConfig names none (old daemons). */
+    static ContainerInfo parse(JsonNode json, String defaultRuntime) {
         JsonNode config = json.path("Config");
         JsonNode state = json.path("State");
         JsonNode graph = json.path("GraphDriver");
@@ -39,19 +41,49 @@ final class ContainerInspectParser {
                 graph.path("Name").asText(""),
                 strings(graph.path("Data")),
                 json.path("HostConfig").path("ReadonlyRootfs").asBoolean(false),
-                config.path("User").asText(""));
+                config.path("User").asText(""),
+                gpu(json.path("HostConfig"), config, defaultRuntime));
     }
 
     /**
      * A created container as {@code GET /containers/json} lists it, with what the list lacks
-     * (its overlay paths, read-only root) from elsewhere. Not running, never started.
+     * from Docker's own files: its overlay paths, its {@code hostconfig.json} (read-only root,
+     * runtime, device requests) and the {@code Config} of its {@code config.v2.json}
+     * (environment). Not running, never started.
      */
-    static ContainerInfo listed(JsonNode json, String graphDriver, Map<String, String> graphData, boolean readOnly) {
+    static ContainerInfo listed(JsonNode json, String graphDriver, Map<String, String> graphData, JsonNode hostConfig,
+                                JsonNode config, String defaultRuntime) {
         JsonNode names = json.path("Names");
         String name = names.isArray() && !names.isEmpty() ? names.get(0).asText("") : "";
         return new ContainerInfo(json.path("Id").asText(""), name.startsWith("/") ? name.substring(1) : name,
                 json.path("Image").asText(""), strings(json.path("Labels")), false, 0, Optional.empty(),
-                mounts(json.path("Mounts")), graphDriver, graphData, readOnly, "");
+                mounts(json.path("Mounts")), graphDriver, graphData, hostConfig.path("ReadonlyRootfs").asBoolean(false),
+                "", gpu(hostConfig, config, defaultRuntime));
+    }
+
+    /** What the container asks of a GPU runtime: HostConfig's runtime and device requests, Config's environment. */
+    static GpuRequest gpu(JsonNode hostConfig, JsonNode config, String defaultRuntime) {
+        String runtime = hostConfig.path("Runtime").asText("");
+        boolean deviceRequest = false;
+        for (JsonNode request : hostConfig.path("DeviceRequests")) {
+            List<List<String>> capabilities = new ArrayList<>();
+            for (JsonNode set : request.path("Capabilities")) {
+                capabilities.add(texts(set));
+            }
+            deviceRequest |= GpuRequest.isGpuDeviceRequest(request.path("Driver").asText(""), capabilities);
+        }
+        return new GpuRequest(runtime.isEmpty() ? defaultRuntime : runtime,
+                GpuRequest.visibleDevices(texts(config.path("Env"))), deviceRequest);
+    }
+
+    private static List<String> texts(JsonNode array) {
+        List<String> texts = new ArrayList<>();
+        for (JsonNode item : array) {
+            if (item.isTextual()) {
+                texts.add(item.asText());
+            }
+        }
+        return texts;
     }
 
     private static Map<String, String> strings(JsonNode object) {

@@ -54,6 +54,8 @@ public final class DockerEngine implements Docker {
     /** Docker's data directory and storage driver, from {@code /info} at each (re)connect. */
     private volatile String rootDir = "";
     private volatile String storageDriver = "";
+    /** The runtime of a container whose HostConfig names none, from {@code /info}. */
+    private volatile String defaultRuntime = "runc";
 
     private DockerEngine(String host, DockerHttpClient http, DockerHttpClient streamHttp,
                          Optional<String> forcedVersion) {
@@ -109,6 +111,7 @@ public final class DockerEngine implements Docker {
             JsonNode info = tree("/info", body("/v" + version + "/info", MAX_RESPONSE).bytes());
             rootDir = info.path("DockerRootDir").asText("");
             storageDriver = info.path("Driver").asText("");
+            defaultRuntime = info.path("DefaultRuntime").asText("runc");
         } catch (DockerException e) {
             // Only the look at created containers without inspect needs it: inspect serves.
             rootDir = "";
@@ -133,7 +136,7 @@ public final class DockerEngine implements Docker {
         if (body.status() == 404) {
             throw new DockerException.NoSuchContainer(idOrName);
         }
-        return ContainerInspectParser.parse(tree(path, body.bytes()));
+        return ContainerInspectParser.parse(tree(path, body.bytes()), defaultRuntime);
     }
 
     @Override
@@ -149,11 +152,18 @@ public final class DockerEngine implements Docker {
         for (JsonNode c : tree(path, body(path, MAX_RESPONSE).bytes())) {
             if (c.path("Id").asText("").equals(id) && c.path("State").asText("").equals("created")) {
                 Optional<Map<String, String>> paths = LayerStore.overlayPaths(root, id);
-                Optional<Boolean> readOnly = LayerStore.readOnlyRootfs(root, id);
-                if (paths.isEmpty() || readOnly.isEmpty()) {
+                Optional<String> hostConfig = LayerStore.hostConfig(root, id);
+                Optional<String> config = LayerStore.containerConfig(root, id);
+                if (paths.isEmpty() || hostConfig.isEmpty() || config.isEmpty()) {
                     return Optional.empty();
                 }
-                return Optional.of(ContainerInspectParser.listed(c, storageDriver, paths.get(), readOnly.get()));
+                JsonNode hostConfigTree = tree("hostconfig.json", hostConfig.get().getBytes(StandardCharsets.UTF_8));
+                if (!hostConfigTree.path("ReadonlyRootfs").isBoolean()) {
+                    return Optional.empty();
+                }
+                return Optional.of(ContainerInspectParser.listed(c, storageDriver, paths.get(), hostConfigTree,
+                        tree("config.v2.json", config.get().getBytes(StandardCharsets.UTF_8)).path("Config"),
+                        defaultRuntime));
             }
         }
         return Optional.empty();

@@ -12,16 +12,15 @@ import java.util.regex.Pattern;
 /**
  * What Docker's own data directory says of a created container, read without asking the
  * daemon: its overlay2 layer (the cache id in {@code image/overlay2/layerdb/mounts/<id>/mount-id},
- * hence {@code overlay2/<cache-id>/diff} and {@code merged}) and {@code ReadonlyRootfs} from
- * {@code containers/<id>/hostconfig.json}. Host files, written by the daemon; each read bounded,
- * the last component never followed.
+ * hence {@code overlay2/<cache-id>/diff} and {@code merged}), and its {@code hostconfig.json} and
+ * {@code config.v2.json} (both written before the create event). Host files, written by the
+ * daemon; each read bounded, the last component never followed.
  */
 final class LayerStore {
 
     private static final Pattern ID = Pattern.compile("[0-9a-f]{64}");
     private static final Pattern CACHE_ID = Pattern.compile("[0-9a-zA-Z_-]{1,128}");
-    private static final Pattern READ_ONLY = Pattern.compile("\"ReadonlyRootfs\"\\s*:\\s*(true|false)");
-    private static final int MAX_HOSTCONFIG = 1 << 20;
+    private static final int MAX_CONTAINER_FILE = 1 << 20;
 
     private LayerStore() {
     }
@@ -37,13 +36,21 @@ final class LayerStore {
                         "MergedDir", rootDir + "/overlay2/" + cache + "/merged"));
     }
 
-    /** Whether the container's root filesystem is read-only; empty if that cannot be read. */
-    static Optional<Boolean> readOnlyRootfs(String rootDir, String containerId) {
+    /** The container's {@code hostconfig.json}, if it can be read whole within 1 MiB. */
+    static Optional<String> hostConfig(String rootDir, String containerId) {
+        return containerFile(rootDir, containerId, "hostconfig.json");
+    }
+
+    /** The container's {@code config.v2.json} (its {@code Config}: environment, labels), within 1 MiB. */
+    static Optional<String> containerConfig(String rootDir, String containerId) {
+        return containerFile(rootDir, containerId, "config.v2.json");
+    }
+
+    private static Optional<String> containerFile(String rootDir, String containerId, String name) {
         if (!ID.matcher(containerId).matches()) {
             return Optional.empty();
         }
-        return read(rootDir + "/containers/" + containerId, "hostconfig.json", MAX_HOSTCONFIG)
-                .map(READ_ONLY::matcher).filter(java.util.regex.Matcher::find).map(m -> m.group(1).equals("true"));
+        return read(rootDir + "/containers/" + containerId, name, MAX_CONTAINER_FILE);
     }
 
     private static Optional<String> read(String directory, String name, int max) {

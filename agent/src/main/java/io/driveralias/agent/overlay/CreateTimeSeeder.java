@@ -6,6 +6,7 @@ import io.driveralias.agent.core.DriverLibrary;
 import io.driveralias.agent.core.DriverVersions;
 import io.driveralias.agent.core.FileNames;
 import io.driveralias.agent.core.LinkAction;
+import io.driveralias.agent.core.RuntimeDriverFiles;
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.elf.ElfFormatException;
 import io.driveralias.agent.fs.Directory;
@@ -22,13 +23,17 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Repairs a container before it starts. When a created container's configuration already
- * names the driver files it will receive (bind mounts of versioned libraries), its aliases are
- * written so that they exist at its first instruction, one of two ways:
+ * names the driver files it will receive (bind mounts of versioned libraries), or asks a GPU
+ * runtime for them (which adds the same files this node's earlier GPU containers received, see
+ * {@link RuntimeDriverFiles}), its aliases are written so that they exist at its first
+ * instruction; an alias to a file the runtime has yet to mount resolves the moment it lands.
+ * One of two ways:
  *
  * <ul>
  * <li>Docker is starting it ({@code docker run}: the start follows the create within
@@ -61,20 +66,46 @@ public final class CreateTimeSeeder {
         Optional<String> soname(String hostPath) throws ErrnoException, ElfFormatException, IOException;
     }
 
+    /** Driver files seen injected into containers from the host's library directories: file name to SONAME. */
+    @FunctionalInterface
+    public interface LearnedFiles {
+        Map<String, String> snapshot();
+    }
+
+    /**
+     * @param driverVersion      the configured or host's driver version, if known
+     * @param libraryDirectories where a GPU runtime's files may land, in order
+     * @param gpuRuntimes        OCI runtimes that add the driver's files when asked by the environment
+     */
+    public record Settings(Optional<String> driverVersion, List<String> libraryDirectories, Set<String> gpuRuntimes) {
+        public Settings {
+            libraryDirectories = List.copyOf(libraryDirectories);
+            gpuRuntimes = Set.copyOf(gpuRuntimes);
+        }
+    }
+
+    /** The libraries to link, by directory, once it is known which directories the image has. */
+    @FunctionalInterface
+    private interface Wanted {
+        Map<String, List<DriverLibrary>> in(RuntimeDriverFiles.DirectoryProbe<ErrnoException> probe) throws ErrnoException;
+    }
+
     private final java.util.Set<String> warned = java.util.concurrent.ConcurrentHashMap.newKeySet();
     private final SonameSource sonames;
+    private final LearnedFiles learned;
     private final AliasPlanner planner;
     private final UpperLayerWriter upperLayer;
     private final PathResolver resolver;
-    private final Optional<String> driverVersion;
+    private final Settings settings;
 
-    public CreateTimeSeeder(SonameSource sonames, AliasPlanner planner, PathResolver resolver,
-                            Optional<String> driverVersion) {
+    public CreateTimeSeeder(SonameSource sonames, LearnedFiles learned, AliasPlanner planner, PathResolver resolver,
+                            Settings settings) {
         this.sonames = sonames;
+        this.learned = learned;
         this.planner = planner;
         this.upperLayer = new UpperLayerWriter(planner);
         this.resolver = resolver;
-        this.driverVersion = driverVersion;
+        this.settings = settings;
     }
 
     /**
@@ -89,14 +120,14 @@ public final class CreateTimeSeeder {
         }
         Optional<String> upper = info.graphPath("UpperDir");
         Optional<String> merged = info.graphPath("MergedDir");
-        List<Declared> declared = declaredDriverFiles(info);
-        if (upper.isEmpty() || merged.isEmpty() || declared.isEmpty()) {
+        Optional<Wanted> wanted = wanted(info);
+        if (upper.isEmpty() || merged.isEmpty() || wanted.isEmpty()) {
             return Optional.of(List.of());
         }
         if (!MountedRoot.awaitStarting(merged.get(), START_PATIENCE)) {
             return Optional.empty();
         }
-        return Optional.of(seedMounted(info, merged.get(), upper.get(), declared));
+        return Optional.of(seedMounted(info, merged.get(), upper.get(), wanted.get()));
     }
 
     /** The links written (each read back), or empty if nothing was seeded. */
@@ -113,12 +144,12 @@ public final class CreateTimeSeeder {
         Optional<String> upper = info.graphPath("UpperDir");
         Optional<String> lower = info.graphPath("LowerDir");
         Optional<String> merged = info.graphPath("MergedDir");
-        List<Declared> declared = declaredDriverFiles(info);
-        if (upper.isEmpty() || lower.isEmpty() || merged.isEmpty() || declared.isEmpty()) {
+        Optional<Wanted> wanted = wanted(info);
+        if (upper.isEmpty() || lower.isEmpty() || merged.isEmpty() || wanted.isEmpty()) {
             return List.of();
         }
         if (MountedRoot.starting(merged.get())) {
-            return seedMounted(info, merged.get(), upper.get(), declared);
+            return seedMounted(info, merged.get(), upper.get(), wanted.get());
         }
         UpperLayerWriter.NotStarted notStarted = () -> requireUnmounted(merged.get());
         List<LinkAction> written = new ArrayList<>();
@@ -129,7 +160,12 @@ public final class CreateTimeSeeder {
             return written;
         }
         try (LayerStack layers = LayerStack.open(upper.get(), lower.get(), resolver)) {
-            for (Map.Entry<String, List<DriverLibrary>> e : libraries(declared).entrySet()) {
+            Map<String, List<DriverLibrary>> libraries = wanted.get().in(path -> {
+                Optional<MergedDirectory> dir = layers.directory(path);
+                dir.ifPresent(MergedDirectory::close);
+                return dir.isPresent();
+            });
+            for (Map.Entry<String, List<DriverLibrary>> e : libraries.entrySet()) {
                 written.addAll(upperLayer.seedDirectory(layers, e.getKey(), e.getValue(), notStarted));
             }
         } catch (ErrnoException e) {
@@ -147,7 +183,7 @@ public final class CreateTimeSeeder {
     }
 
     /** Through the container's own overlay, once mounted: before runc runs its process. */
-    private List<LinkAction> seedMounted(ContainerInfo info, String merged, String upper, List<Declared> declared) {
+    private List<LinkAction> seedMounted(ContainerInfo info, String merged, String upper, Wanted wanted) {
         List<LinkAction> written = new ArrayList<>();
         try (RootFs root = MountedRoot.await(merged, upper, MOUNT_PATIENCE, resolver).orElse(null)) {
             if (root == null) {
@@ -155,7 +191,7 @@ public final class CreateTimeSeeder {
                         + "left to the start path", info.id());
                 return written;
             }
-            for (Map.Entry<String, List<DriverLibrary>> e : libraries(declared).entrySet()) {
+            for (Map.Entry<String, List<DriverLibrary>> e : wanted.in(path -> isDirectory(root, path)).entrySet()) {
                 written.addAll(linkThrough(root, e.getKey(), e.getValue()));
             }
         } catch (ErrnoException e) {
@@ -194,6 +230,48 @@ public final class CreateTimeSeeder {
         return written;
     }
 
+    /**
+     * What a created container will be linked to: its declared driver binds; else, if it asks
+     * a GPU runtime for the driver, the files this node's runtime added before. Empty for a
+     * container without a GPU request, and before the agent has seen the runtime's files.
+     */
+    private Optional<Wanted> wanted(ContainerInfo info) {
+        List<Declared> declared = declaredDriverFiles(info);
+        if (!declared.isEmpty()) {
+            return Optional.of(probe -> libraries(declared));
+        }
+        if (!info.gpu().addsDriverFiles(settings.gpuRuntimes())) {
+            return Optional.empty();
+        }
+        Map<String, String> known = learned.snapshot();
+        if (known.isEmpty()) {
+            LOG.debug("container {}: its driver files come from the runtime, and no earlier container showed "
+                    + "which: left to the start path", info.id());
+            return Optional.empty();
+        }
+        return Optional.of(probe -> {
+            Map<String, List<DriverLibrary>> byDirectory = new LinkedHashMap<>();
+            List<DriverLibrary> expected = RuntimeDriverFiles.expected(known, settings.driverVersion(),
+                    settings.libraryDirectories(), probe);
+            if (!expected.isEmpty()) {
+                byDirectory.put(expected.getFirst().directory(), expected);
+            }
+            return byDirectory;
+        });
+    }
+
+    /** A directory of the mounted image, reached in-root without crossing a mount. */
+    private static boolean isDirectory(RootFs root, String path) throws ErrnoException {
+        try (Directory ignored = root.openDirectory(path, true)) {
+            return true;
+        } catch (ErrnoException e) {
+            if (e.is(Errno.ENOENT) || e.is(Errno.ENOTDIR) || e.is(Errno.ELOOP) || e.is(Errno.EXDEV)) {
+                return false;
+            }
+            throw e;
+        }
+    }
+
     private static void requireUnmounted(String mergedDir) throws ErrnoException {
         try {
             Libc.close(Libc.openHost(mergedDir, OpenFlags.O_PATH | OpenFlags.O_NOFOLLOW));
@@ -215,7 +293,7 @@ public final class CreateTimeSeeder {
                 all.add(new Declared(FileNames.dirName(m.destination()), name, m.source()));
             }
         }
-        Optional<String> version = driverVersion.or(() -> DriverVersions.detect(all.stream().map(Declared::fileName).toList()));
+        Optional<String> version = settings.driverVersion().or(() -> DriverVersions.detect(all.stream().map(Declared::fileName).toList()));
         return version.map(v -> all.stream().filter(d -> FileNames.isDriverFile(d.fileName(), v)).toList())
                 .orElse(List.of());
     }

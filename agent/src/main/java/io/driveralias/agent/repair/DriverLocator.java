@@ -167,6 +167,13 @@ public final class DriverLocator {
         }
     }
 
+    /** What was learned so far: driver files injected from the host's library directories, file name to SONAME. */
+    public Map<String, String> learnedDriverFiles() {
+        synchronized (learned) {
+            return Map.copyOf(learned);
+        }
+    }
+
     /**
      * The SONAME of a driver file on the host (a bind mount's source), through the cache; if
      * the host path cannot be opened, what an injected file of that name was seen to have.

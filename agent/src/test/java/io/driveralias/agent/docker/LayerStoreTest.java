@@ -31,7 +31,7 @@ class LayerStoreTest {
 
         assertThat(LayerStore.overlayPaths(root.toString(), ID)).contains(Map.of(
                 "UpperDir", root + "/overlay2/" + CACHE + "/diff", "MergedDir", root + "/overlay2/" + CACHE + "/merged"));
-        assertThat(LayerStore.readOnlyRootfs(root.toString(), ID)).contains(true);
+        assertThat(LayerStore.hostConfig(root.toString(), ID)).contains("{\"Binds\":[],\"ReadonlyRootfs\":true,\"Runtime\":\"runc\"}");
     }
 
     @Test
@@ -39,7 +39,8 @@ class LayerStoreTest {
         layout("../../etc", "{\"Binds\":[]}");
 
         assertThat(LayerStore.overlayPaths(root.toString(), ID)).as("a cache id that is a path").isEmpty();
-        assertThat(LayerStore.readOnlyRootfs(root.toString(), ID)).as("no ReadonlyRootfs field").isEmpty();
+        assertThat(LayerStore.containerConfig(root.toString(), ID)).as("no config.v2.json").isEmpty();
+        assertThat(LayerStore.hostConfig(root.toString(), "../" + ID)).isEmpty();
         assertThat(LayerStore.overlayPaths(root.toString(), "../" + ID)).isEmpty();
         assertThat(LayerStore.overlayPaths(root.resolve("missing").toString(), ID)).isEmpty();
     }
@@ -53,6 +54,19 @@ class LayerStoreTest {
         Files.createSymbolicLink(file, elsewhere);
 
         assertThat(LayerStore.overlayPaths(root.toString(), ID)).isEmpty();
-        assertThat(LayerStore.readOnlyRootfs(root.toString(), ID)).contains(false);
+        Path hostConfig = root.resolve("containers/" + ID + "/hostconfig.json");
+        Files.delete(hostConfig);
+        Files.createSymbolicLink(hostConfig, elsewhere);
+        assertThat(LayerStore.hostConfig(root.toString(), ID)).isEmpty();
+    }
+
+    @Test
+    void aContainerFileOverOneMebibyteIsNotRead() throws IOException {
+        layout(CACHE, "{}");
+        Files.writeString(root.resolve("containers/" + ID + "/config.v2.json"),
+                "{\"Config\":{\"Env\":[\"A=" + "x".repeat(1 << 20) + "\"]}}");
+
+        assertThat(LayerStore.containerConfig(root.toString(), ID)).isEmpty();
+        assertThat(LayerStore.hostConfig(root.toString(), ID)).contains("{}");
     }
 }

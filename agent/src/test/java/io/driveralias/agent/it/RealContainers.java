@@ -66,6 +66,31 @@ final class RealContainers implements AutoCloseable {
         return id;
     }
 
+    /**
+     * docker run -d (or create) [options] image, whose first instructions load the driver:
+     * nvidia-smi (its exit status), then cuInit through libcuda.so.1. What they printed is
+     * {@link #firstInstructions}.
+     */
+    String startProbing(String verb, String... options) {
+        List<String> args = new ArrayList<>(List.of(verb));
+        if (verb.equals("run")) {
+            args.add("-d");
+        }
+        args.addAll(List.of(options));
+        args.addAll(List.of(image, "sh", "-c", "nvidia-smi >/dev/null 2>&1; echo nvidia-smi=$?; python3 -c \"$0\" 2>&1;"
+                + " echo end; sleep 600", CU_INIT));
+        String id = docker.run(args.toArray(String[]::new));
+        started.add(id);
+        return id;
+    }
+
+    /** What a probing container's first instructions printed, once they are through. */
+    String firstInstructions(String id) {
+        AgentProcess.awaitTrue("the first instructions of " + id, Duration.ofSeconds(30),
+                () -> docker.run("logs", id).contains("end"));
+        return docker.run("logs", id);
+    }
+
     void adopt(String id) {
         started.add(id);
     }

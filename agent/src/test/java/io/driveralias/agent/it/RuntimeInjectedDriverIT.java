@@ -11,6 +11,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -49,6 +51,13 @@ class RuntimeInjectedDriverIT {
         }
     }
 
+    static final int FIRST_INSTRUCTION_RUNS = 10;
+
+    /** nvidia-smi found NVML (no GPU here: it then finds no device) and libcuda.so.1 loaded. */
+    private static boolean loadsAtFirstInstruction(String output) {
+        return !output.contains("nvidia-smi=" + RealContainers.NVML_NOT_FOUND) && output.contains("cuInit 100");
+    }
+
     @Test
     void driverFilesOnlyTheRuntimeKnowsAboutAreFoundAndRepaired() {
         try (RealContainers containers = new RealContainers(docker)) {
@@ -59,7 +68,7 @@ class RuntimeInjectedDriverIT {
             String noGpu = containers.startWithoutMounts("--runtime", "gpu", "--env", "NVIDIA_VISIBLE_DEVICES=void");
             assertThat(containers.exec(noGpu, "ls", RealContainers.LIB_DIR).output()).doesNotContain("libcuda");
 
-            try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "cache")) {
+            try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "cache", "--gpu-runtime", "gpu")) {
                 agent.awaitLog("first reconcile: 2 running", Duration.ofSeconds(30));
                 containers.awaitWorking(before);
                 String after = containers.startWithoutMounts("--runtime", "gpu", "--env", "NVIDIA_VISIBLE_DEVICES=0");
@@ -67,6 +76,36 @@ class RuntimeInjectedDriverIT {
                 assertThat(agent.logLines("repaired container " + after.substring(0, 12))).singleElement()
                         .asString().contains(": 9 link(s)");
                 assertThat(agent.logLines("repaired container " + noGpu.substring(0, 12))).isEmpty();
+
+                // The running containers showed which files the runtime adds: a new container
+                // gets its aliases before its first instruction, docker run and create-then-start.
+                List<String> runs = new ArrayList<>();
+                for (int i = 0; i < FIRST_INSTRUCTION_RUNS; i++) {
+                    runs.add(containers.startProbing("run", "--runtime", "gpu", "--env", "NVIDIA_VISIBLE_DEVICES=all"));
+                }
+                String created = containers.startProbing("create", "--runtime", "gpu", "--env", "NVIDIA_VISIBLE_DEVICES=0");
+                Path upper = Path.of(docker.run("inspect", "-f", "{{.GraphDriver.Data.UpperDir}}", created));
+                AgentProcess.awaitTrue("the alias in the writable layer of " + created, Duration.ofSeconds(10),
+                        () -> Files.isSymbolicLink(upper.resolve(RealContainers.LIB_DIR.substring(1) + "/libcuda.so.1")));
+                docker.run("start", created);
+                String noGpuRun = containers.startProbing("run", "--runtime", "gpu", "--env", "NVIDIA_VISIBLE_DEVICES=void");
+                int loaded = 0;
+                for (String id : runs) {
+                    loaded += loadsAtFirstInstruction(containers.firstInstructions(id)) ? 1 : 0;
+                }
+                System.out.printf("[runtime-injected] docker run: the driver loads at the first instruction in %d of %d%n",
+                        loaded, runs.size());
+                assertThat(loaded).as("docker run with the runtime's files: aliases at the first instruction")
+                        .isEqualTo(runs.size());
+                assertThat(loadsAtFirstInstruction(containers.firstInstructions(created))).as("create, then start").isTrue();
+                for (String id : runs) {
+                    containers.awaitWorking(id);
+                    agent.awaitLog("repaired container " + id.substring(0, 12), Duration.ofSeconds(30));
+                }
+                assertThat(containers.firstInstructions(noGpuRun)).as("no GPU asked: nothing written")
+                        .contains("nvidia-smi=127");
+                assertThat(containers.exec(noGpuRun, "ls", RealContainers.LIB_DIR).output()).doesNotContain("libcuda")
+                        .doesNotContain("libnvidia");
                 assertThat(agent.logLines("WARN")).isEmpty();
                 assertThat(agent.logLines("ERROR")).isEmpty();
             }

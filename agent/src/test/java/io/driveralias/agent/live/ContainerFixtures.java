@@ -87,7 +87,8 @@ final class ContainerFixtures {
     CreateTimeSeeder seeder() {
         PathResolver resolver = PathResolver.detect(false);
         DriverLocator locator = new DriverLocator(new SonameCache(64), new HostRoot(hostProc.toString(), resolver));
-        return new CreateTimeSeeder(locator::hostFileSoname, new AliasPlanner(false), resolver, Optional.of(VERSION));
+        return new CreateTimeSeeder(locator::hostFileSoname, locator::learnedDriverFiles, new AliasPlanner(false),
+                resolver, new CreateTimeSeeder.Settings(Optional.of(VERSION), List.of(LIB), java.util.Set.of("nvidia")));
     }
 
     ContainerRepairer repairer(Docker docker, CreateTimeSeeder seeder, ContainerScope scope) {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.core.AliasPlanner;
 import io.driveralias.agent.core.ContainerInfo;
+import io.driveralias.agent.core.GpuRequest;
 import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.fs.HostRoot;
 import io.driveralias.agent.fs.PathResolver;
@@ -17,6 +18,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -31,6 +33,7 @@ class CreateTimeSeederTest {
 
     private static final String VERSION = "1.0.0";
     private static final String FILE = "libjsig.so." + VERSION;
+    private static final List<String> LIBRARY_DIRECTORIES = List.of("/usr/lib/x86_64-linux-gnu", "/usr/lib64");
 
     @TempDir
     Path dir;
@@ -40,6 +43,8 @@ class CreateTimeSeederTest {
     private Path merged;
     private Path hostDriver;
     private CreateTimeSeeder seeder;
+    /** What earlier containers taught the agent of the runtime's driver files. */
+    private Map<String, String> learned = Map.of();
 
     @BeforeEach
     void setUp() throws IOException {
@@ -53,7 +58,8 @@ class CreateTimeSeederTest {
         PathResolver resolver = PathResolver.detect(false);
         DriverLocator locator = new DriverLocator(new SonameCache(16),
                 new HostRoot(dir.resolve("no-proc").toString(), resolver));
-        seeder = new CreateTimeSeeder(locator::hostFileSoname, new AliasPlanner(false), resolver, Optional.of(VERSION));
+        seeder = new CreateTimeSeeder(locator::hostFileSoname, () -> learned, new AliasPlanner(false), resolver,
+                new CreateTimeSeeder.Settings(Optional.of(VERSION), LIBRARY_DIRECTORIES, Set.of("nvidia")));
     }
 
     private ContainerInfo created(List<ContainerInfo.Mount> mounts, String driver) {
@@ -86,6 +92,44 @@ class CreateTimeSeederTest {
         try (Stream<Path> image = Files.list(lower.resolve("usr/lib64"))) {
             assertThat(image).as("the image's layer is never written").isEmpty();
         }
+    }
+
+    private ContainerInfo runtimeRequest(GpuRequest gpu) {
+        ContainerInfo c = created(List.of(), "overlay2");
+        return new ContainerInfo(c.id(), c.name(), c.image(), c.labels(), false, 0, Optional.empty(), List.of(),
+                c.graphDriver(), c.graphData(), false, "", gpu);
+    }
+
+    @Test
+    void aContainerAskingTheGpuRuntimeGetsAliasesToTheFilesEarlierContainersReceived() throws IOException {
+        learned = Map.of(FILE, "libjsig.so", "libjsig.so.0.9.0", "libjsig.so");
+
+        List<LinkAction> links = seeder.seed(runtimeRequest(new GpuRequest("nvidia", Optional.of("all"), false)));
+
+        // This image has no multiarch directory: the runtime puts its files into /usr/lib64.
+        assertThat(links).extracting(LinkAction::name).containsExactly("libjsig.so");
+        assertThat(Files.readSymbolicLink(upper.resolve("usr/lib64/libjsig.so"))).as("to the configured version only")
+                .hasToString(FILE);
+        assertThat(upper.resolve("usr/lib64/" + FILE)).as("the file itself is the runtime's to add").doesNotExist();
+    }
+
+    @Test
+    void aRuntimeRequestBeforeAnyContainerShowedTheFilesOrWithoutAGpuRuntimeWritesNothing() throws IOException {
+        assertThat(seeder.seed(runtimeRequest(new GpuRequest("nvidia", Optional.of("all"), false)))).isEmpty();
+
+        learned = Map.of(FILE, "libjsig.so");
+        assertThat(seeder.seed(runtimeRequest(new GpuRequest("runc", Optional.of("all"), false)))).isEmpty();
+        assertThat(seeder.seed(runtimeRequest(new GpuRequest("nvidia", Optional.of("void"), false)))).isEmpty();
+        assertThat(seeder.seed(runtimeRequest(GpuRequest.NONE))).isEmpty();
+        assertThat(upperContents()).isEmpty();
+    }
+
+    @Test
+    void aLearnedNameThatCouldRedirectTheLoaderIsNotLinked() throws IOException {
+        learned = Map.of(FILE, "libc.so.6");
+
+        assertThat(seeder.seed(runtimeRequest(new GpuRequest("runc", Optional.empty(), true)))).isEmpty();
+        assertThat(upperContents()).isEmpty();
     }
 
     @Test
