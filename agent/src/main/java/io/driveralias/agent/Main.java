@@ -19,6 +19,7 @@ import io.driveralias.agent.kube.PodEvents;
 import io.driveralias.agent.kube.PodEventsFactory;
 import io.driveralias.agent.live.Agent;
 import io.driveralias.agent.live.ContainerRepairer;
+import io.driveralias.agent.live.RuntimeFileSets;
 import io.driveralias.agent.live.ContainerRoots;
 import io.driveralias.agent.live.ExaminationReporter;
 import io.driveralias.agent.logging.LogSetup;
@@ -135,13 +136,16 @@ public final class Main {
         version.ifPresent(metrics::driverVersion);
         DriverLocator locator = new DriverLocator(new SonameCache(4096), new HostRoot(config.hostProc(), resolver));
         AliasPlanner planner = new AliasPlanner(config.devLinks());
-        CreateTimeSeeder seeder = beforeStart ? new CreateTimeSeeder(locator::hostFileSoname, locator::learnedDriverFiles,
-                planner, resolver, new CreateTimeSeeder.Settings(version, config.libraryDirectories(),
-                        Set.copyOf(config.gpuRuntimes()))) : null;
+        RuntimeFileSets runtimeFiles = new RuntimeFileSets();
+        CreateTimeSeeder seeder = beforeStart ? new CreateTimeSeeder(locator::hostFileSoname,
+                gpu -> runtimeFiles.expected(gpu, locator.learnedDriverFiles()), planner, resolver,
+                new CreateTimeSeeder.Settings(version, config.libraryDirectories(), Set.copyOf(config.gpuRuntimes())))
+                : null;
         return new ContainerRepairer(docker, new ContainerRoots(config.hostProc(), resolver),
                 new RootRepairer(locator, planner, loaderCache(config)),
                 new ContainerScope(config.includeImages(), config.excludeImages()),
-                new ContainerRepairer.Settings(config.libraryDirectories(), version), seeder, Clock.systemUTC());
+                new ContainerRepairer.Settings(config.libraryDirectories(), version), seeder, Clock.systemUTC(),
+                runtimeFiles);
     }
 
     private static LoaderCache loaderCache(AgentConfig config) {

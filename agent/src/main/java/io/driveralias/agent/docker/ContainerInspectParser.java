@@ -72,8 +72,7 @@ final class ContainerInspectParser {
             }
             deviceRequest |= GpuRequest.isGpuDeviceRequest(request.path("Driver").asText(""), capabilities);
         }
-        return new GpuRequest(runtime.isEmpty() ? defaultRuntime : runtime,
-                GpuRequest.visibleDevices(texts(config.path("Env"))), deviceRequest);
+        return GpuRequest.of(runtime.isEmpty() ? defaultRuntime : runtime, texts(config.path("Env")), deviceRequest);
     }
 
     private static List<String> texts(JsonNode array) {

@@ -45,6 +45,7 @@ public final class ContainerRepairer {
     private final Settings settings;
     private final CreateTimeSeeder seeder;
     private final Clock clock;
+    private final RuntimeFileSets runtimeFiles;
     /** Containers seeded at create, until their start is verified. Bounded: some never start. */
     private final Map<String, Seeded> seeded = Collections.synchronizedMap(new LruMap<>(4096));
 
@@ -55,6 +56,13 @@ public final class ContainerRepairer {
     /** {@code seeder} null: no repair before start (one-shot commands). */
     public ContainerRepairer(Docker docker, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
                              Settings settings, CreateTimeSeeder seeder, Clock clock) {
+        this(docker, roots, repairer, scope, settings, seeder, clock, new RuntimeFileSets());
+    }
+
+    /** {@code runtimeFiles}: where the files the runtime added at each start are recorded, for {@code seeder}. */
+    public ContainerRepairer(Docker docker, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
+                             Settings settings, CreateTimeSeeder seeder, Clock clock, RuntimeFileSets runtimeFiles) {
+        this.runtimeFiles = runtimeFiles;
         this.docker = docker;
         this.roots = roots;
         this.repairer = repairer;
@@ -165,6 +173,7 @@ public final class ContainerRepairer {
                     container.injectedFiles(), container.hostSources(), container.hostDriverFiles());
             report = repairer.repair(container.root(), request, mode);
             container.requireAlive();
+            runtimeFiles.record(info.gpu(), container.hostDriverFiles());
         } catch (ErrnoException e) {
             if (e.is(Errno.ESRCH)) {
                 return finish(ref, ContainerOutcome.GONE, Optional.empty(), info.startedAt(), receivedAt, e.getMessage());
@@ -175,9 +184,11 @@ public final class ContainerRepairer {
         }
         Seeded seed = seeded.remove(info.id());
         if (seed != null) {
+            boolean nothingAtStart = report.applied().isEmpty();
             report = report.withSeeded(seed.links());
-            // Everything was in place before the container's first instruction.
-            if (report.applied().size() == seed.links().size()) {
+            // Everything was in place before the container's first instruction: the start
+            // path had nothing to add, and found what was written before the start.
+            if (nothingAtStart && !report.applied().isEmpty()) {
                 return new Examination(ref, report.outcome(), Optional.of(report), info.startedAt(), seed.receivedAt(),
                         seed.seededAt(), "before start");
             }

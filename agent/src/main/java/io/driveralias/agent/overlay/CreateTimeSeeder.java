@@ -5,6 +5,7 @@ import io.driveralias.agent.core.AliasPlanner;
 import io.driveralias.agent.core.DriverLibrary;
 import io.driveralias.agent.core.DriverVersions;
 import io.driveralias.agent.core.FileNames;
+import io.driveralias.agent.core.GpuRequest;
 import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.core.RuntimeDriverFiles;
 import io.driveralias.agent.core.ContainerInfo;
@@ -66,10 +67,13 @@ public final class CreateTimeSeeder {
         Optional<String> soname(String hostPath) throws ErrnoException, ElfFormatException, IOException;
     }
 
-    /** Driver files seen injected into containers from the host's library directories: file name to SONAME. */
+    /**
+     * The driver files a GPU runtime added, from the host's library directories, to an earlier
+     * container that asked as this one does: file name to SONAME.
+     */
     @FunctionalInterface
     public interface LearnedFiles {
-        Map<String, String> snapshot();
+        Map<String, String> expected(GpuRequest gpu);
     }
 
     /**
@@ -243,7 +247,7 @@ public final class CreateTimeSeeder {
         if (!info.gpu().addsDriverFiles(settings.gpuRuntimes())) {
             return Optional.empty();
         }
-        Map<String, String> known = learned.snapshot();
+        Map<String, String> known = learned.expected(info.gpu());
         if (known.isEmpty()) {
             LOG.debug("container {}: its driver files come from the runtime, and no earlier container showed "
                     + "which: left to the start path", info.id());

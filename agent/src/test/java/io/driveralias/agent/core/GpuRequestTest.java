@@ -13,7 +13,7 @@ class GpuRequestTest {
     private static final Set<String> GPU_RUNTIMES = Set.of("nvidia");
 
     private static GpuRequest env(String runtime, String... environment) {
-        return new GpuRequest(runtime, GpuRequest.visibleDevices(List.of(environment)), false);
+        return GpuRequest.of(runtime, List.of(environment), false);
     }
 
     @Test
@@ -45,10 +45,17 @@ class GpuRequestTest {
     }
 
     @Test
+    void capabilitiesAreComparedAsSets() {
+        assertThat(env("nvidia", "NVIDIA_DRIVER_CAPABILITIES= utility, compute,utility").capabilities())
+                .isEqualTo("compute,utility");
+        assertThat(env("nvidia", "NVIDIA_VISIBLE_DEVICES=all").capabilities()).as("unset").isEmpty();
+    }
+
+    @Test
     void aDockerDeviceRequestForGpusAddsTheDriverUnderAnyRuntime() {
         assertThat(GpuRequest.isGpuDeviceRequest("", List.of(List.of("gpu")))).as("--gpus all").isTrue();
         assertThat(GpuRequest.isGpuDeviceRequest("nvidia", List.of())).isTrue();
         assertThat(GpuRequest.isGpuDeviceRequest("", List.of(List.of("tpu"), List.of("compute")))).isFalse();
-        assertThat(new GpuRequest("runc", Optional.empty(), true).addsDriverFiles(GPU_RUNTIMES)).isTrue();
+        assertThat(new GpuRequest("runc", Optional.empty(), true, "").addsDriverFiles(GPU_RUNTIMES)).isTrue();
     }
 }

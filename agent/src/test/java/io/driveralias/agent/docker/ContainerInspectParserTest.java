@@ -20,12 +20,13 @@ class ContainerInspectParserTest {
 
     @Test
     void runtimeEnvironmentAndDeviceRequestsAreRead() throws IOException {
-        JsonNode inspect = json("{\"Id\":\"c\",\"Config\":{\"Env\":[\"PATH=/bin\",\"NVIDIA_VISIBLE_DEVICES=0\"]},"
+        JsonNode inspect = json("{\"Id\":\"c\",\"Config\":{\"Env\":[\"PATH=/bin\",\"NVIDIA_VISIBLE_DEVICES=0\","
+                + "\"NVIDIA_DRIVER_CAPABILITIES=utility,compute\"]},"
                 + "\"HostConfig\":{\"Runtime\":\"nvidia\",\"DeviceRequests\":[{\"Driver\":\"\",\"Count\":-1,"
                 + "\"Capabilities\":[[\"gpu\"]]}]}}");
 
         assertThat(ContainerInspectParser.parse(inspect, "runc").gpu())
-                .isEqualTo(new GpuRequest("nvidia", Optional.of("0"), true));
+                .isEqualTo(new GpuRequest("nvidia", Optional.of("0"), true, "compute,utility"));
     }
 
     @Test
@@ -34,7 +35,7 @@ class ContainerInspectParserTest {
                 + "\"HostConfig\":{\"DeviceRequests\":null}}");
 
         assertThat(ContainerInspectParser.parse(inspect, "nvidia").gpu())
-                .isEqualTo(new GpuRequest("nvidia", Optional.of("all"), false));
+                .isEqualTo(new GpuRequest("nvidia", Optional.of("all"), false, ""));
     }
 
     @Test
@@ -56,6 +57,6 @@ class ContainerInspectParserTest {
         var info = ContainerInspectParser.listed(listed, "overlay2", java.util.Map.of(), hostConfig, config, "runc");
         assertThat(info.name()).isEqualTo("n");
         assertThat(info.readOnlyRootfs()).isTrue();
-        assertThat(info.gpu()).isEqualTo(new GpuRequest("gpu", Optional.of("all"), false));
+        assertThat(info.gpu()).isEqualTo(new GpuRequest("gpu", Optional.of("all"), false, ""));
     }
 }

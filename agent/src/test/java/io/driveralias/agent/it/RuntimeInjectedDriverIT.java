@@ -98,10 +98,29 @@ class RuntimeInjectedDriverIT {
                 assertThat(loaded).as("docker run with the runtime's files: aliases at the first instruction")
                         .isEqualTo(runs.size());
                 assertThat(loadsAtFirstInstruction(containers.firstInstructions(created))).as("create, then start").isTrue();
+                int beforeStart = 0;
                 for (String id : runs) {
                     containers.awaitWorking(id);
                     agent.awaitLog("repaired container " + id.substring(0, 12), Duration.ofSeconds(30));
+                    beforeStart += agent.logLines("repaired container " + id.substring(0, 12) + " (").stream()
+                            .anyMatch(l -> l.contains(") before start: ")) ? 1 : 0;
                 }
+                System.out.printf("[runtime-injected] docker run: reported repaired before start %d of %d%n",
+                        beforeStart, runs.size());
+                assertThat(beforeStart).as("the start path found everything in place").isEqualTo(runs.size());
+                // NVML only: aliases for what this capability set received before, nothing else.
+                String utility = containers.startWithoutMounts("--runtime", "gpu", "--env", "NVIDIA_VISIBLE_DEVICES=all",
+                        "--env", "NVIDIA_DRIVER_CAPABILITIES=utility");
+                containers.awaitLink(utility, "libnvidia-ml.so.1");
+                String utilityRun = containers.startProbing("run", "--runtime", "gpu", "--env", "NVIDIA_VISIBLE_DEVICES=all",
+                        "--env", "NVIDIA_DRIVER_CAPABILITIES=utility");
+                assertThat(containers.firstInstructions(utilityRun)).as("nvidia-smi at the first instruction")
+                        .contains("nvidia-smi=").doesNotContain("nvidia-smi=" + RealContainers.NVML_NOT_FOUND)
+                        .doesNotContain("nvidia-smi=127");
+                agent.awaitLog("repaired container " + utilityRun.substring(0, 12) + " .* before start", Duration.ofSeconds(30));
+                assertThat(containers.exec(utilityRun, "sh", "-c", "ls " + RealContainers.LIB_DIR + " | grep -cE 'nvidia|cuda'")
+                        .output().trim()).as("libnvidia-ml.so.1 and its file, no alias to a file that never came")
+                        .isEqualTo("2");
                 assertThat(containers.firstInstructions(noGpuRun)).as("no GPU asked: nothing written")
                         .contains("nvidia-smi=127");
                 assertThat(containers.exec(noGpuRun, "ls", RealContainers.LIB_DIR).output()).doesNotContain("libcuda")

@@ -87,7 +87,7 @@ final class ContainerFixtures {
     CreateTimeSeeder seeder() {
         PathResolver resolver = PathResolver.detect(false);
         DriverLocator locator = new DriverLocator(new SonameCache(64), new HostRoot(hostProc.toString(), resolver));
-        return new CreateTimeSeeder(locator::hostFileSoname, locator::learnedDriverFiles, new AliasPlanner(false),
+        return new CreateTimeSeeder(locator::hostFileSoname, gpu -> locator.learnedDriverFiles(), new AliasPlanner(false),
                 resolver, new CreateTimeSeeder.Settings(Optional.of(VERSION), List.of(LIB), java.util.Set.of("nvidia")));
     }
 

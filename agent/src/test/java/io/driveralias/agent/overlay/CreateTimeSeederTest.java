@@ -58,7 +58,7 @@ class CreateTimeSeederTest {
         PathResolver resolver = PathResolver.detect(false);
         DriverLocator locator = new DriverLocator(new SonameCache(16),
                 new HostRoot(dir.resolve("no-proc").toString(), resolver));
-        seeder = new CreateTimeSeeder(locator::hostFileSoname, () -> learned, new AliasPlanner(false), resolver,
+        seeder = new CreateTimeSeeder(locator::hostFileSoname, gpu -> learned, new AliasPlanner(false), resolver,
                 new CreateTimeSeeder.Settings(Optional.of(VERSION), LIBRARY_DIRECTORIES, Set.of("nvidia")));
     }
 
@@ -104,7 +104,7 @@ class CreateTimeSeederTest {
     void aContainerAskingTheGpuRuntimeGetsAliasesToTheFilesEarlierContainersReceived() throws IOException {
         learned = Map.of(FILE, "libjsig.so", "libjsig.so.0.9.0", "libjsig.so");
 
-        List<LinkAction> links = seeder.seed(runtimeRequest(new GpuRequest("nvidia", Optional.of("all"), false)));
+        List<LinkAction> links = seeder.seed(runtimeRequest(new GpuRequest("nvidia", Optional.of("all"), false, "")));
 
         // This image has no multiarch directory: the runtime puts its files into /usr/lib64.
         assertThat(links).extracting(LinkAction::name).containsExactly("libjsig.so");
@@ -115,11 +115,11 @@ class CreateTimeSeederTest {
 
     @Test
     void aRuntimeRequestBeforeAnyContainerShowedTheFilesOrWithoutAGpuRuntimeWritesNothing() throws IOException {
-        assertThat(seeder.seed(runtimeRequest(new GpuRequest("nvidia", Optional.of("all"), false)))).isEmpty();
+        assertThat(seeder.seed(runtimeRequest(new GpuRequest("nvidia", Optional.of("all"), false, "")))).isEmpty();
 
         learned = Map.of(FILE, "libjsig.so");
-        assertThat(seeder.seed(runtimeRequest(new GpuRequest("runc", Optional.of("all"), false)))).isEmpty();
-        assertThat(seeder.seed(runtimeRequest(new GpuRequest("nvidia", Optional.of("void"), false)))).isEmpty();
+        assertThat(seeder.seed(runtimeRequest(new GpuRequest("runc", Optional.of("all"), false, "")))).isEmpty();
+        assertThat(seeder.seed(runtimeRequest(new GpuRequest("nvidia", Optional.of("void"), false, "")))).isEmpty();
         assertThat(seeder.seed(runtimeRequest(GpuRequest.NONE))).isEmpty();
         assertThat(upperContents()).isEmpty();
     }
@@ -128,7 +128,7 @@ class CreateTimeSeederTest {
     void aLearnedNameThatCouldRedirectTheLoaderIsNotLinked() throws IOException {
         learned = Map.of(FILE, "libc.so.6");
 
-        assertThat(seeder.seed(runtimeRequest(new GpuRequest("runc", Optional.empty(), true)))).isEmpty();
+        assertThat(seeder.seed(runtimeRequest(new GpuRequest("runc", Optional.empty(), true, "")))).isEmpty();
         assertThat(upperContents()).isEmpty();
     }
 
