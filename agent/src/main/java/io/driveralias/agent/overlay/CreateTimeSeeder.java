@@ -172,6 +172,7 @@ public final class CreateTimeSeeder {
             for (Map.Entry<String, List<DriverLibrary>> e : libraries.entrySet()) {
                 written.addAll(upperLayer.seedDirectory(layers, e.getKey(), e.getValue(), notStarted));
             }
+            LOG.debug("container {}: {} alias(es) written into its writable layer", info.id(), written.size());
         } catch (ErrnoException e) {
             // Docker removed the layer, began the start, or something in the layers is not
             // what it should be: the start path repairs (and reports) through the container's root.
@@ -198,6 +199,7 @@ public final class CreateTimeSeeder {
             for (Map.Entry<String, List<DriverLibrary>> e : wanted.in(path -> isDirectory(root, path)).entrySet()) {
                 written.addAll(linkThrough(root, e.getKey(), e.getValue()));
             }
+            LOG.debug("container {}: {} alias(es) written through its mounted root", info.id(), written.size());
         } catch (ErrnoException e) {
             LOG.debug("container {}: not repaired before start through its mounted root: {}", info.id(),
                     e.getMessage());

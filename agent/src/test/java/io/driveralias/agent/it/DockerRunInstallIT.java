@@ -103,7 +103,7 @@ class DockerRunInstallIT {
                 // The host side only: the agent finds the socket where the line mounts it.
                 case "--mount" -> args.addAll(List.of(flag, value
                         .replace("source=/var/run/docker.sock", "source=" + socket)
-                        .replace("/var/lib/docker/overlay2", dataRoot + "/overlay2")));
+                        .replace("/var/lib/docker/", dataRoot + "/")));
                 case "-v" -> args.addAll(List.of(flag, value.replaceFirst("^/var/run/docker\\.sock:", socket + ":")));
                 default -> args.addAll(option);
             }

@@ -124,7 +124,13 @@ class LeastPrivilegeIT {
         /** {@code docker create} of FOREIGN_DIR's image, driver sources visible: repair before start. */
         BEFORE_START,
         /** The same with driver sources the agent cannot see, created after the others (scenario A only). */
-        UNSEEN_SOURCES
+        UNSEEN_SOURCES,
+        /**
+         * {@code docker run} of FOREIGN_DIR's image with sources the agent cannot see, after the
+         * others: the aliases through its overlay, mounted on the node after the agent's
+         * container started, before its first instruction (scenario A only).
+         */
+        DOCKER_RUN
     }
 
     /**
@@ -269,6 +275,8 @@ class LeastPrivilegeIT {
         Map<Case, Expect> expected = new EnumMap<>(ALL);
         // Host paths the agent cannot open, after a container taught it the names: seeded anyway.
         expected.put(Case.UNSEEN_SOURCES, seeded(FOREIGN_MODE));
+        // Through the overlay Docker mounts on the node just before runc runs the process.
+        expected.put(Case.DOCKER_RUN, new Expect(BEFORE_START_LINE, true, null, firstOutput(FOREIGN_MODE, "")));
         trial("(none)", Set.of(), expected, true);
     }
 
@@ -329,6 +337,10 @@ class LeastPrivilegeIT {
                         observed.add(c + "=" + checkCreated(agent, containers, c, ids.get(c), expected.get(c)));
                     }
                 }
+                if (expected.containsKey(Case.DOCKER_RUN)) {
+                    String id = runProbing(containers, foreignImage, unseenDriver);
+                    observed.add(Case.DOCKER_RUN + "=" + checkRun(agent, containers, id, expected.get(Case.DOCKER_RUN)));
+                }
                 RESULTS.put(label, String.join("  ", observed));
                 if (stopCleanly) {
                     assertThat(agent.stop(manifest.terminationGraceSeconds()))
@@ -356,6 +368,31 @@ class LeastPrivilegeIT {
         String id = docker.run(args.toArray(String[]::new));
         containers.adopt(id);
         return id;
+    }
+
+    /** docker run -d; its first instruction prints what {@link #create}'s does. */
+    private static String runProbing(GpuContainers containers, String image, Path driver) {
+        List<String> args = new ArrayList<>(List.of("run", "-d"));
+        args.addAll(driverMounts(driver));
+        args.addAll(List.of(image, "sh", "-c", "stat -c '%u:%g %a' " + DEBIAN_LIB + "; readlink " + ALIAS
+                + "; echo end; sleep 600"));
+        String id = docker.run(args.toArray(String[]::new));
+        containers.adopt(id);
+        return id;
+    }
+
+    private static String checkRun(AgentContainer agent, GpuContainers containers, String id, Expect e) {
+        AgentProcess.awaitTrue("DOCKER_RUN: the first output of " + id, Duration.ofSeconds(20),
+                () -> docker.run("logs", id).contains("end"));
+        String first = docker.run("logs", id);
+        assertThat(first).as("DOCKER_RUN: at the first instruction (mode of %s, then %s)", DEBIAN_LIB, ALIAS)
+                .matches(e.firstOutput());
+        String line = agent.awaitLineAbout(id, Duration.ofSeconds(30));
+        assertThat(line).as("DOCKER_RUN: the agent's line about %s", id).matches(lineRegex(e.line(), id));
+        String link = containers.readlink(id, ALIAS);
+        assertThat(link.equals(TARGET)).as("DOCKER_RUN: %s -> %s (reads '%s')", ALIAS, TARGET, link).isEqualTo(e.linked());
+        return (first.contains(TARGET) ? "link-at-first-instruction" : "no-link-at-first-instruction") + "/"
+                + (line.contains("before start") ? "before-start" : "at-start");
     }
 
     private static List<String> driverMounts(Path dir) {

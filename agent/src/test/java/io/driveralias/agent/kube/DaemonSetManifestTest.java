@@ -78,10 +78,11 @@ class DaemonSetManifestTest {
     }
 
     @Test
-    void mountsTheDockerSocketDockersLayersAndAWritableTmpAndNoOtherHostPath() {
+    void mountsTheDockerSocketDockersLayersAndFilesAndAWritableTmpAndNoOtherHostPath() {
         List<Volume> hostPaths = pod.getVolumes().stream().filter(v -> v.getHostPath() != null).toList();
         assertThat(hostPaths).extracting(v -> v.getHostPath().getPath())
-                .containsExactlyInAnyOrder("/var/run/docker.sock", "/var/lib/docker/overlay2");
+                .containsExactlyInAnyOrder("/var/run/docker.sock", "/var/lib/docker/overlay2",
+                        "/var/lib/docker/containers", "/var/lib/docker/image/overlay2/layerdb");
         Volume socket = hostPaths.stream().filter(v -> v.getHostPath().getPath().equals("/var/run/docker.sock"))
                 .findFirst().orElseThrow();
         assertThat(socket.getHostPath().getType()).isEqualTo("Socket");
@@ -100,7 +101,17 @@ class DaemonSetManifestTest {
         VolumeMount layersMount = mountOf(layers.getName());
         assertThat(layersMount.getMountPath()).isEqualTo(layers.getHostPath().getPath());
         assertThat(layersMount.getReadOnly()).isNotEqualTo(Boolean.TRUE);
-        assertThat(layersMount.getMountPropagation()).isNull();
+        // Docker's later mounts there (a starting container's overlay) appear in the pod; the
+        // pod's own mounts never reach the node (Bidirectional would need a privileged pod).
+        assertThat(layersMount.getMountPropagation()).isEqualTo("HostToContainer");
+        // What Docker's files say of a container being created: read-only, at the node's paths.
+        for (String path : List.of("/var/lib/docker/containers", "/var/lib/docker/image/overlay2/layerdb")) {
+            Volume v = hostPaths.stream().filter(h -> h.getHostPath().getPath().equals(path)).findFirst().orElseThrow();
+            VolumeMount m = mountOf(v.getName());
+            assertThat(m.getMountPath()).isEqualTo(path);
+            assertThat(m.getReadOnly()).as(path).isTrue();
+            assertThat(m.getMountPropagation()).as(path).isNull();
+        }
 
         Volume tmp = pod.getVolumes().stream().filter(v -> v.getEmptyDir() != null).findFirst().orElseThrow();
         assertThat(mountOf(tmp.getName()).getMountPath()).isEqualTo("/tmp");

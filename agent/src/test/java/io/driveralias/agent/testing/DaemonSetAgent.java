@@ -201,16 +201,21 @@ public final class DaemonSetAgent {
 
     private void volumes(List<String> options, UnaryOperator<String> hostPath, UnaryOperator<String> mountPath) {
         for (VolumeMount m : agent.getVolumeMounts()) {
+            String propagation = m.getMountPropagation() == null ? "None" : m.getMountPropagation();
             if (m.getSubPath() != null || m.getSubPathExpr() != null
-                    || (m.getMountPropagation() != null && !"None".equals(m.getMountPropagation()))) {
+                    || !(propagation.equals("None") || propagation.equals("HostToContainer"))) {
                 throw new IllegalStateException("volume mount not translated: " + m);
             }
             Volume v = volume(m.getName());
             boolean readOnly = Boolean.TRUE.equals(m.getReadOnly());
             if (v.getHostPath() != null) {
+                // HostToContainer is the kubelet's rslave: mounts made under the path on the host
+                // later appear in the container too. (Docker makes a bind from inside its data
+                // root rslave in any case, and refuses rprivate there.)
                 options.addAll(List.of("--mount", "type=bind,source=" + hostPath.apply(v.getHostPath().getPath())
                         + ",target=" + mountPath.apply(m.getMountPath())
-                        + (readOnly ? ",readonly" : "")));
+                        + (readOnly ? ",readonly" : "")
+                        + (propagation.equals("HostToContainer") ? ",bind-propagation=rslave" : "")));
             } else if (v.getEmptyDir() != null) {
                 // An emptyDir is a fresh writable directory of the pod; Docker's closest is a
                 // tmpfs, sized to the limit (exec allowed, as on a node's disk).

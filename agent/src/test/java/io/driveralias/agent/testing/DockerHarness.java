@@ -39,7 +39,7 @@ public final class DockerHarness implements AutoCloseable {
      */
     public static DockerHarness startAnother(String... daemonOptions) {
         try {
-            Path dir = Files.createTempDirectory("daa-dockerd-");
+            Path dir = sharedMount(Files.createTempDirectory("daa-dockerd-"));
             DockerHarness docker = new DockerHarness("unix://" + dir.resolve("docker.sock"), dir, List.of(daemonOptions));
             docker.startDaemon();
             return docker;
@@ -70,7 +70,7 @@ public final class DockerHarness implements AutoCloseable {
                 shared = new DockerHarness(given, null);
             } else {
                 try {
-                    Path dir = Files.createTempDirectory("daa-dockerd-");
+                    Path dir = sharedMount(Files.createTempDirectory("daa-dockerd-"));
                     shared = new DockerHarness("unix://" + dir.resolve("docker.sock"), dir);
                     shared.startDaemon();
                     Runtime.getRuntime().addShutdownHook(new Thread(shared::stopDaemonQuietly));
@@ -189,12 +189,25 @@ public final class DockerHarness implements AutoCloseable {
     }
 
     /** At JVM exit: stop the private daemon and remove its data root (images, layers, logs). */
+    /**
+     * The daemon's directory as a mount of its own in a shared peer group, as a systemd host
+     * has its root: a container given a part of it with {@code bind-propagation=rslave} (the
+     * DaemonSet's {@code mountPropagation: HostToContainer}) then sees the overlays Docker
+     * mounts there later. Docker refuses rslave on a private mount.
+     */
+    private static Path sharedMount(Path dir) {
+        Processes.check(List.of("mount", "--bind", dir.toString(), dir.toString()));
+        Processes.check(List.of("mount", "--make-shared", dir.toString()));
+        return dir;
+    }
+
     private void stopDaemonQuietly() {
         try {
             stopDaemon();
             // Once a container has used --network host, dockerd leaves the host's network
             // namespace bind-mounted here when it stops, and rm could not remove the directory.
             Processes.run(List.of("umount", "-l", dir.resolve("exec/netns/default").toString()), 30);
+            Processes.run(List.of("umount", "-l", dir.toString()), 30);
             Processes.run(List.of("rm", "-rf", dir.toString()), 120);
         } catch (RuntimeException | AssertionError ignored) {
             // Best effort at JVM exit.
