@@ -19,11 +19,14 @@ import java.util.TreeSet;
  */
 public final class RuntimeFileSets {
 
+    /** Real capability lists are a few words; a container's environment is not ours to keep in memory. */
+    static final int MAX_CAPABILITIES_LENGTH = 256;
+
     private final Map<String, Set<String>> byCapabilities = Collections.synchronizedMap(new LruMap<>(64));
 
     /** The runtime added these files (paths in the container) to a container that asked {@code gpu}. */
     void record(GpuRequest gpu, Collection<String> containerPaths) {
-        if (containerPaths.isEmpty()) {
+        if (containerPaths.isEmpty() || gpu.capabilities().length() > MAX_CAPABILITIES_LENGTH) {
             return;
         }
         Set<String> names = new TreeSet<>();

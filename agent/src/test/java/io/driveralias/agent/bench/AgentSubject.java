@@ -80,6 +80,11 @@ final class AgentSubject implements Subject {
     }
 
     @Override
+    public Map<String, Double> threadCpuSeconds() {
+        return ProcStat.threadCpuSeconds(process.pid());
+    }
+
+    @Override
     public double rssMiB() {
         return ProcStat.statusKiB(process.pid(), "VmRSS") / 1024.0;
     }
@@ -115,6 +120,26 @@ final class AgentSubject implements Subject {
             } catch (IOException e) {
                 return Double.NaN;
             }
+        }
+
+        /** CPU seconds of each live thread, grouped by name without its number ("repair-0" and "repair-1"). */
+        static Map<String, Double> threadCpuSeconds(long pid) {
+            Map<String, Double> byName = new java.util.TreeMap<>();
+            try (var tasks = Files.list(Path.of("/proc", String.valueOf(pid), "task"))) {
+                for (Path task : tasks.toList()) {
+                    try {
+                        String stat = Files.readString(task.resolve("stat"));
+                        String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replaceAll("[#0-9]+$", "");
+                        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                        byName.merge(name, (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0, Double::sum);
+                    } catch (IOException | RuntimeException e) {
+                        // The thread ended while we looked.
+                    }
+                }
+            } catch (IOException e) {
+                return Map.of();
+            }
+            return byName;
         }
 
         /** CPU of every live process in session {@code sid}, children they waited for included. */

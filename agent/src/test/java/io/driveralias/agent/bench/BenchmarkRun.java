@@ -27,7 +27,8 @@ final class BenchmarkRun {
     record Result(String subject, long readyMs, Stats sequentialExposure, Stats burstExposure,
                   Stats startExposure, int startMissed, int startTotal, int startPresent,
                   Stats createExposure, int createBeforeStart, int createTotal, Stats repair,
-                  double cpuPerContainerMs, double peakRssMiB, double steadyRssMiB,
+                  double cpuPerContainerMs, double warmCpuPerContainerMs, Map<String, Double> warmCpuByThreadMs,
+                  double peakRssMiB, double steadyRssMiB,
                   int restartMissed, int restartTotal) {
     }
 
@@ -42,7 +43,23 @@ final class BenchmarkRun {
     Result run(Subject subject) throws Exception {
         long ready = subject.start();
         double cpuBefore = subject.cpuSeconds();
-        List<String> sequential = workload.sequential(settings.containers());
+        // The first half pays for class loading and the JIT; the second half is what each
+        // container costs a warm agent, as on a node that has been up for a while.
+        int firstHalf = settings.containers() / 2;
+        List<String> sequential = new ArrayList<>(workload.sequential(firstHalf));
+        double cpuWarmFrom = subject.cpuSeconds();
+        Map<String, Double> threadsFrom = subject.threadCpuSeconds();
+        sequential.addAll(workload.sequential(settings.containers() - firstHalf));
+        double cpuWarmTo = subject.cpuSeconds();
+        int warmCount = Math.max(1, settings.containers() - firstHalf);
+        double warmPerContainer = (cpuWarmTo - cpuWarmFrom) * 1000 / warmCount;
+        Map<String, Double> warmThreads = new java.util.TreeMap<>();
+        subject.threadCpuSeconds().forEach((name, seconds) -> {
+            double ms = (seconds - threadsFrom.getOrDefault(name, 0.0)) * 1000 / warmCount;
+            if (ms > 0) {
+                warmThreads.put(name, ms);
+            }
+        });
         List<String> bursts = workload.bursts(settings.containers(), settings.burst());
         List<String> startPath = new ArrayList<>(sequential);
         startPath.addAll(bursts);
@@ -76,7 +93,7 @@ final class BenchmarkRun {
                 (int) startProbes.values().stream().filter(Workload.Probe::presentAtStart).count(),
                 exposures(createProbes),
                 (int) createProbes.values().stream().filter(Workload.Probe::presentAtStart).count(), createProbes.size(),
-                Stats.of(repairMillis), (cpuAfter - cpuBefore) * 1000 / handled, peak, steady,
+                Stats.of(repairMillis), (cpuAfter - cpuBefore) * 1000 / handled, warmPerContainer, warmThreads, peak, steady,
                 missed(restartProbes), restartProbes.size());
     }
 

@@ -16,6 +16,11 @@ interface Subject extends AutoCloseable {
     /** User + system CPU seconds used so far by the subject's processes. */
     double cpuSeconds();
 
+    /** The same by thread (names with their numbers dropped, e.g. "repair-"); empty where unknown. */
+    default Map<String, Double> threadCpuSeconds() {
+        return Map.of();
+    }
+
     /** Resident memory now and at its peak (MiB); NaN where it means nothing. */
     double rssMiB();
 

@@ -361,18 +361,16 @@ class LeastPrivilegeIT {
 
     /** docker create; its first instruction prints the library directory's owner and mode, and the alias. */
     private static String create(GpuContainers containers, String image, Path driver) {
-        List<String> args = new ArrayList<>(List.of("create"));
-        args.addAll(driverMounts(driver));
-        args.addAll(List.of(image, "sh", "-c", "stat -c '%u:%g %a' " + DEBIAN_LIB + "; readlink " + ALIAS
-                + "; echo end; sleep 600"));
-        String id = docker.run(args.toArray(String[]::new));
-        containers.adopt(id);
-        return id;
+        return probing(containers, List.of("create"), image, driver);
     }
 
     /** docker run -d; its first instruction prints what {@link #create}'s does. */
     private static String runProbing(GpuContainers containers, String image, Path driver) {
-        List<String> args = new ArrayList<>(List.of("run", "-d"));
+        return probing(containers, List.of("run", "-d"), image, driver);
+    }
+
+    private static String probing(GpuContainers containers, List<String> verb, String image, Path driver) {
+        List<String> args = new ArrayList<>(verb);
         args.addAll(driverMounts(driver));
         args.addAll(List.of(image, "sh", "-c", "stat -c '%u:%g %a' " + DEBIAN_LIB + "; readlink " + ALIAS
                 + "; echo end; sleep 600"));

@@ -42,6 +42,15 @@ class RuntimeFileSetsTest {
     }
 
     @Test
+    void aCapabilityListNoRuntimeWouldSendIsNotKept() {
+        RuntimeFileSets sets = new RuntimeFileSets();
+        String hostile = "x".repeat(RuntimeFileSets.MAX_CAPABILITIES_LENGTH + 1);
+        sets.record(asking(hostile), List.of("/usr/lib64/libcuda.so.535.104.05"));
+
+        assertThat(sets.expected(asking(hostile), LEARNED)).isEmpty();
+    }
+
+    @Test
     void aContainerWithoutRuntimeFilesChangesNothing() {
         RuntimeFileSets sets = new RuntimeFileSets();
         sets.record(asking("all"), List.of("/usr/lib64/libcuda.so.535.104.05"));
