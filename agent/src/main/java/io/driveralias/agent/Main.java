@@ -101,7 +101,7 @@ public final class Main {
                      System.getenv());
              Docker docker = DockerEngine.create(config.dockerHost(), config.dockerApiVersion())) {
             metrics.resyncInterval(config.resyncInterval());
-            Agent agent = new Agent(docker, new DockerEvents(docker), repairer(config, docker, metrics, true),
+            Agent agent = new Agent(docker, new DockerEvents(docker), repairer(config, docker, metrics, config.beforeStart()),
                     new ExaminationReporter(metrics, podEvents), metrics, clock,
                     config.workers(), config.resyncInterval(), config.shutdownGrace());
             try (AgentHttpServer http = new AgentHttpServer(

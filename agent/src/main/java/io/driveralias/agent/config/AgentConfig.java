@@ -35,7 +35,9 @@ public record AgentConfig(
         /** A Docker API version to speak instead of negotiating one (old daemons, tests). */
         Optional<String> dockerApiVersion,
         /** OCI runtimes that add the driver's files when the environment asks ({@code NVIDIA_VISIBLE_DEVICES}). */
-        List<String> gpuRuntimes) {
+        List<String> gpuRuntimes,
+        /** Repair created containers before they start; false: started containers only. */
+        boolean beforeStart) {
 
     /** Where the NVIDIA runtimes put driver files (docs/design.md); {@code --lib-dir} adds more. */
     public static final List<String> DEFAULT_LIBRARY_DIRECTORIES = List.of(

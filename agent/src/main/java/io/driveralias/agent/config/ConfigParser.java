@@ -40,6 +40,8 @@ public final class ConfigParser {
             new Option("lib-dir", null, true, false, "extra library directory to scan (added to the defaults)"),
             new Option("driver-version", null, false, false, "driver version to repair (default: detect)"),
             new Option("dev-links", "false", false, true, "also create libX.so -> SONAME development links"),
+            new Option("before-start", "true", false, true,
+                    "write a created GPU container's aliases before it starts (false: only started containers)"),
             new Option("ldconfig", "cache", false, false,
                     "cache: add the aliases to the container's ld.so.cache, written by the agent (nothing runs"
                             + " in the container); off"),
@@ -170,7 +172,7 @@ public final class ConfigParser {
                 parseEnum(LogFormat.class, "log-format", v.single("log-format")),
                 parseEnum(LogLevel.class, "log-level", v.single("log-level")),
                 v.single("host-proc"), resolver.equals("walk"), workers,
-                duration("shutdown-grace", v.single("shutdown-grace")), apiVersion, gpuRuntimes);
+                duration("shutdown-grace", v.single("shutdown-grace")), apiVersion, gpuRuntimes, v.bool("before-start"));
     }
 
     /**

@@ -25,16 +25,25 @@ final class AgentSubject implements Subject {
 
     private final DockerHarness docker;
     private final List<String> jvmOptions;
+    private final String name;
+    private final List<String> options;
     private AgentProcess process;
 
     AgentSubject(DockerHarness docker, List<String> jvmOptions) {
+        this(docker, jvmOptions, "agent", List.of());
+    }
+
+    /** {@code options}: more of the agent's own, e.g. {@code --before-start=false}. */
+    AgentSubject(DockerHarness docker, List<String> jvmOptions, String name, List<String> options) {
         this.docker = docker;
         this.jvmOptions = jvmOptions;
+        this.name = name;
+        this.options = options;
     }
 
     @Override
     public String name() {
-        return "agent";
+        return name;
     }
 
     @Override
@@ -44,6 +53,7 @@ final class AgentSubject implements Subject {
         cmd.addAll(jvmOptions);
         cmd.addAll(List.of("-jar", AgentProcess.jar().toString(), "run", "--docker-host", docker.host(),
                 "--listen", "127.0.0.1:" + port));
+        cmd.addAll(options);
         long launched = System.nanoTime();
         process = AgentProcess.start(cmd, port);
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(200)).build();

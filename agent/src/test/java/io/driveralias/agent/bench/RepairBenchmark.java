@@ -30,14 +30,27 @@ class RepairBenchmark {
 
     static List<BenchmarkRun.Result> run(BenchmarkRun.Settings settings, boolean withShellLoop, boolean withFloorLoop)
             throws Exception {
+        return run(settings, withShellLoop, withFloorLoop, Boolean.parseBoolean(System.getProperty("bench.startPathOnly", "true")));
+    }
+
+    static List<BenchmarkRun.Result> run(BenchmarkRun.Settings settings, boolean withShellLoop, boolean withFloorLoop,
+                                         boolean withStartPathOnly) throws Exception {
         DockerHarness docker = DockerHarness.get();
         Workload workload = new Workload(docker, Workload.benchDir(), settings.probeTimeoutSeconds());
         BenchmarkRun run = new BenchmarkRun(workload, settings);
         List<BenchmarkRun.Result> results = new ArrayList<>();
         String jvm = System.getProperty("bench.agentJvm", daemonSetJvmOptions());
-        try (AgentSubject agent = new AgentSubject(docker, Arrays.stream(jvm.trim().split("\\s+"))
-                .filter(s -> !s.isEmpty()).toList())) {
+        List<String> jvmOptions = Arrays.stream(jvm.trim().split("\\s+")).filter(s -> !s.isEmpty()).toList();
+        try (AgentSubject agent = new AgentSubject(docker, jvmOptions)) {
             results.add(run.run(agent));
+        }
+        if (withStartPathOnly) {
+            // Where the early path cannot apply (storage without a merged mount, an agent started
+            // after the container): the start path alone, against the floor loop.
+            try (AgentSubject agent = new AgentSubject(docker, jvmOptions, BenchmarkReport.START_PATH_ONLY,
+                    List.of("--before-start=false"))) {
+                results.add(run.run(agent));
+            }
         }
         if (withFloorLoop) {
             try (FloorLoopSubject floor = new FloorLoopSubject(docker, Workload.benchDir().resolve("FloorLoop.java"))) {

@@ -43,6 +43,22 @@ class ConfigParserTest {
         }
     }
 
+    @Test
+    void repairBeforeStartIsOnUnlessTurnedOffAndGpuRuntimesDefaultToNvidia() throws Exception {
+        AgentConfig defaults = ConfigParser.parse(List.of("run"), Map.of());
+        assertThat(defaults.beforeStart()).isTrue();
+        assertThat(defaults.gpuRuntimes()).containsExactly("nvidia");
+
+        assertThat(ConfigParser.parse(List.of("run", "--before-start=false"), Map.of()).beforeStart()).isFalse();
+        assertThat(ConfigParser.parse(List.of("run"), Map.of("DRIVER_ALIAS_BEFORE_START", "off")).beforeStart()).isFalse();
+        assertThat(ConfigParser.parse(List.of("run", "--gpu-runtime", "nvidia", "--gpu-runtime", "nvidia-cdi"), Map.of())
+                .gpuRuntimes()).containsExactly("nvidia", "nvidia-cdi");
+        assertThat(ConfigParser.parse(List.of("run"), Map.of("DRIVER_ALIAS_GPU_RUNTIME", "a, b")).gpuRuntimes())
+                .containsExactly("a", "b");
+        assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--gpu-runtime", "../x"), Map.of()))
+                .hasMessageContaining("--gpu-runtime");
+    }
+
     /** The README's configuration table lists every option, with its variable and default. */
     @Test
     void everyOptionIsDocumentedInTheReadme() {
