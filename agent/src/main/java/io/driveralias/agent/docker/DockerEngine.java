@@ -152,17 +152,17 @@ public final class DockerEngine implements Docker {
         for (JsonNode c : tree(path, body(path, MAX_RESPONSE).bytes())) {
             if (c.path("Id").asText("").equals(id) && c.path("State").asText("").equals("created")) {
                 Optional<Map<String, String>> paths = LayerStore.overlayPaths(root, id);
-                Optional<String> hostConfig = LayerStore.hostConfig(root, id);
-                Optional<String> config = LayerStore.containerConfig(root, id);
+                Optional<byte[]> hostConfig = LayerStore.hostConfig(root, id);
+                Optional<byte[]> config = LayerStore.containerConfig(root, id);
                 if (paths.isEmpty() || hostConfig.isEmpty() || config.isEmpty()) {
                     return Optional.empty();
                 }
-                JsonNode hostConfigTree = tree("hostconfig.json", hostConfig.get().getBytes(StandardCharsets.UTF_8));
+                JsonNode hostConfigTree = tree("hostconfig.json", hostConfig.get());
                 if (!hostConfigTree.path("ReadonlyRootfs").isBoolean()) {
                     return Optional.empty();
                 }
                 return Optional.of(ContainerInspectParser.listed(c, storageDriver, paths.get(), hostConfigTree,
-                        tree("config.v2.json", config.get().getBytes(StandardCharsets.UTF_8)).path("Config"),
+                        tree("config.v2.json", config.get()).path("Config"),
                         defaultRuntime));
             }
         }

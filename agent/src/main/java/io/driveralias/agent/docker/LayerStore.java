@@ -31,33 +31,33 @@ final class LayerStore {
             return Optional.empty();
         }
         return read(rootDir + "/image/overlay2/layerdb/mounts/" + containerId, "mount-id", 256)
-                .map(String::trim).filter(c -> CACHE_ID.matcher(c).matches())
+                .map(bytes -> new String(bytes, StandardCharsets.UTF_8).trim()).filter(c -> CACHE_ID.matcher(c).matches())
                 .map(cache -> Map.of("UpperDir", rootDir + "/overlay2/" + cache + "/diff",
                         "MergedDir", rootDir + "/overlay2/" + cache + "/merged"));
     }
 
     /** The container's {@code hostconfig.json}, if it can be read whole within 1 MiB. */
-    static Optional<String> hostConfig(String rootDir, String containerId) {
+    static Optional<byte[]> hostConfig(String rootDir, String containerId) {
         return containerFile(rootDir, containerId, "hostconfig.json");
     }
 
     /** The container's {@code config.v2.json} (its {@code Config}: environment, labels), within 1 MiB. */
-    static Optional<String> containerConfig(String rootDir, String containerId) {
+    static Optional<byte[]> containerConfig(String rootDir, String containerId) {
         return containerFile(rootDir, containerId, "config.v2.json");
     }
 
-    private static Optional<String> containerFile(String rootDir, String containerId, String name) {
+    private static Optional<byte[]> containerFile(String rootDir, String containerId, String name) {
         if (!ID.matcher(containerId).matches()) {
             return Optional.empty();
         }
         return read(rootDir + "/containers/" + containerId, name, MAX_CONTAINER_FILE);
     }
 
-    private static Optional<String> read(String directory, String name, int max) {
+    private static Optional<byte[]> read(String directory, String name, int max) {
         try {
             int dir = Libc.openHost(directory, OpenFlags.O_PATH | OpenFlags.O_DIRECTORY);
             try {
-                return Optional.of(new String(KernelFiles.read(dir, name, max), StandardCharsets.UTF_8));
+                return Optional.of(KernelFiles.read(dir, name, max));
             } finally {
                 Libc.close(dir);
             }

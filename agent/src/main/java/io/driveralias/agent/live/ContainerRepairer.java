@@ -62,7 +62,6 @@ public final class ContainerRepairer {
     /** {@code runtimeFiles}: where the files the runtime added at each start are recorded, for {@code seeder}. */
     public ContainerRepairer(Docker docker, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
                              Settings settings, CreateTimeSeeder seeder, Clock clock, RuntimeFileSets runtimeFiles) {
-        this.runtimeFiles = runtimeFiles;
         this.docker = docker;
         this.roots = roots;
         this.repairer = repairer;
@@ -70,6 +69,7 @@ public final class ContainerRepairer {
         this.settings = settings;
         this.seeder = seeder;
         this.clock = clock;
+        this.runtimeFiles = runtimeFiles;
     }
 
     /**

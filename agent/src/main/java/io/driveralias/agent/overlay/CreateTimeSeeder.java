@@ -88,10 +88,16 @@ public final class CreateTimeSeeder {
         }
     }
 
+    /** Whether a path is a directory of the image (in-root, never across a mount). */
+    @FunctionalInterface
+    private interface DirectoryProbe {
+        boolean isDirectory(String path) throws ErrnoException;
+    }
+
     /** The libraries to link, by directory, once it is known which directories the image has. */
     @FunctionalInterface
     private interface Wanted {
-        Map<String, List<DriverLibrary>> in(RuntimeDriverFiles.DirectoryProbe<ErrnoException> probe) throws ErrnoException;
+        Map<String, List<DriverLibrary>> in(DirectoryProbe probe) throws ErrnoException;
     }
 
     private final java.util.Set<String> warned = java.util.concurrent.ConcurrentHashMap.newKeySet();
@@ -216,7 +222,7 @@ public final class CreateTimeSeeder {
         try {
             dir = root.openDirectory(path, true);
         } catch (ErrnoException e) {
-            if (e.is(Errno.ENOENT) || e.is(Errno.ENOTDIR) || e.is(Errno.ELOOP) || e.is(Errno.EXDEV)) {
+            if (isAbsent(e)) {
                 return List.of();
             }
             throw e;
@@ -249,20 +255,21 @@ public final class CreateTimeSeeder {
         if (!info.gpu().addsDriverFiles(settings.gpuRuntimes())) {
             return Optional.empty();
         }
-        Map<String, String> known = learned.expected(info.gpu());
-        if (known.isEmpty()) {
+        Map<String, String> expected = RuntimeDriverFiles.expected(learned.expected(info.gpu()), settings.driverVersion());
+        if (expected.isEmpty()) {
             LOG.debug("container {}: its driver files come from the runtime, and no earlier container showed "
                     + "which: left to the start path", info.id());
             return Optional.empty();
         }
         return Optional.of(probe -> {
-            Map<String, List<DriverLibrary>> byDirectory = new LinkedHashMap<>();
-            List<DriverLibrary> expected = RuntimeDriverFiles.expected(known, settings.driverVersion(),
-                    settings.libraryDirectories(), probe);
-            if (!expected.isEmpty()) {
-                byDirectory.put(expected.getFirst().directory(), expected);
+            for (String directory : settings.libraryDirectories()) {
+                if (probe.isDirectory(directory)) {
+                    List<DriverLibrary> libraries = new ArrayList<>();
+                    expected.forEach((name, soname) -> libraries.add(new DriverLibrary(directory, name, soname)));
+                    return Map.of(directory, libraries);
+                }
             }
-            return byDirectory;
+            return Map.of();
         });
     }
 
@@ -271,11 +278,16 @@ public final class CreateTimeSeeder {
         try (Directory ignored = root.openDirectory(path, true)) {
             return true;
         } catch (ErrnoException e) {
-            if (e.is(Errno.ENOENT) || e.is(Errno.ENOTDIR) || e.is(Errno.ELOOP) || e.is(Errno.EXDEV)) {
+            if (isAbsent(e)) {
                 return false;
             }
             throw e;
         }
+    }
+
+    /** A directory the image lacks, or one that leads elsewhere: nothing the agent writes into. */
+    private static boolean isAbsent(ErrnoException e) {
+        return e.is(Errno.ENOENT) || e.is(Errno.ENOTDIR) || e.is(Errno.ELOOP) || e.is(Errno.EXDEV);
     }
 
     private static void requireUnmounted(String mergedDir) throws ErrnoException {

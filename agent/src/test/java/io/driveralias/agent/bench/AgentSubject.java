@@ -123,13 +123,18 @@ final class AgentSubject implements Subject {
         static double cpuSeconds(long pid) {
             try {
                 String stat = Files.readString(Path.of("/proc", String.valueOf(pid), "stat"));
-                String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                String[] f = fields(stat);
                 // Fields 14-17 of proc(5) (utime, stime, cutime, cstime), counted from "state" = 3.
                 long ticks = Long.parseLong(f[11]) + Long.parseLong(f[12]) + Long.parseLong(f[13]) + Long.parseLong(f[14]);
                 return ticks / 100.0;
             } catch (IOException e) {
                 return Double.NaN;
             }
+        }
+
+        /** The fields of a {@code stat} line after the command name, from {@code state} on (proc(5) field 3). */
+        private static String[] fields(String stat) {
+            return stat.substring(stat.lastIndexOf(')') + 2).split(" ");
         }
 
         /** CPU seconds of each live thread, grouped by name without its number ("repair-0" and "repair-1"). */
@@ -140,7 +145,7 @@ final class AgentSubject implements Subject {
                     try {
                         String stat = Files.readString(task.resolve("stat"));
                         String name = stat.substring(stat.indexOf('(') + 1, stat.lastIndexOf(')')).replaceAll("[#0-9]+$", "");
-                        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                        String[] f = fields(stat);
                         byName.merge(name, (Long.parseLong(f[11]) + Long.parseLong(f[12])) / 100.0, Double::sum);
                     } catch (IOException | RuntimeException e) {
                         // The thread ended while we looked.
@@ -159,7 +164,7 @@ final class AgentSubject implements Subject {
                 for (Path dir : dirs.filter(p -> p.getFileName().toString().matches("\\d+")).toList()) {
                     try {
                         String stat = Files.readString(dir.resolve("stat"));
-                        String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+                        String[] f = fields(stat);
                         if (Long.parseLong(f[3]) == sid) {
                             total += (Long.parseLong(f[11]) + Long.parseLong(f[12]) + Long.parseLong(f[13])
                                     + Long.parseLong(f[14])) / 100.0;
