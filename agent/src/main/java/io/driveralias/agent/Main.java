@@ -10,8 +10,8 @@ import io.driveralias.agent.core.AliasPlanner;
 import io.driveralias.agent.core.ContainerScope;
 import io.driveralias.agent.core.DriverVersions;
 import io.driveralias.agent.docker.DockerEngine;
-import io.driveralias.agent.live.Docker;
-import io.driveralias.agent.live.DockerEvents;
+import io.driveralias.agent.live.ContainerRuntime;
+import io.driveralias.agent.live.RuntimeEvents;
 import io.driveralias.agent.fs.HostRoot;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.http.AgentHttpServer;
@@ -86,10 +86,10 @@ public final class Main {
 
     private static int runOnce(AgentConfig config, RootRepairer.Mode mode, boolean checkOnly, PrintStream out,
                                PrintStream err) {
-        try (Docker docker = DockerEngine.create(config.dockerHost(), config.dockerApiVersion())) {
+        try (ContainerRuntime docker = docker(config)) {
             ContainerRepairer repairer = repairer(config, docker, RepairMetrics.NOOP, false);
-            return new ContainersCommand(docker, repairer, Clock.systemUTC(), out, err)
-                    .run(config.containerIds(), mode, checkOnly, config.json());
+            return new ContainersCommand(List.of(new ContainersCommand.Target(docker, repairer)), Clock.systemUTC(), out,
+                    err).run(config.containerIds(), mode, checkOnly, config.json());
         }
     }
 
@@ -99,9 +99,10 @@ public final class Main {
         try (MicrometerRepairMetrics metrics = MicrometerRepairMetrics.withProcessMetrics();
              PodEvents podEvents = PodEventsFactory.create(config.kubernetes(), config.nodeName(), metrics, clock,
                      System.getenv());
-             Docker docker = DockerEngine.create(config.dockerHost(), config.dockerApiVersion())) {
+             ContainerRuntime docker = docker(config)) {
             metrics.resyncInterval(config.resyncInterval());
-            Agent agent = new Agent(docker, new DockerEvents(docker), repairer(config, docker, metrics, config.beforeStart()),
+            Agent agent = new Agent(List.of(new Agent.Watched(docker, new RuntimeEvents(docker),
+                    repairer(config, docker, metrics, config.beforeStart()))),
                     new ExaminationReporter(metrics, podEvents), metrics, clock,
                     config.workers(), config.resyncInterval(), config.shutdownGrace());
             try (AgentHttpServer http = new AgentHttpServer(
@@ -129,7 +130,11 @@ public final class Main {
         }
     }
 
-    private static ContainerRepairer repairer(AgentConfig config, Docker docker, RepairMetrics metrics,
+    private static ContainerRuntime docker(AgentConfig config) {
+        return DockerEngine.create(config.dockerHost(), config.dockerApiVersion(), Set.copyOf(config.gpuRuntimes()));
+    }
+
+    private static ContainerRepairer repairer(AgentConfig config, ContainerRuntime runtime, RepairMetrics metrics,
                                               boolean beforeStart) {
         PathResolver resolver = PathResolver.detect(config.forceWalkResolver());
         Optional<String> version = config.driverVersion().or(() -> hostDriverVersion(config.hostProc()));
@@ -139,9 +144,9 @@ public final class Main {
         RuntimeFileSets runtimeFiles = new RuntimeFileSets();
         CreateTimeSeeder seeder = beforeStart ? new CreateTimeSeeder(locator::hostFileSoname,
                 gpu -> runtimeFiles.expected(gpu, locator.learnedDriverFiles()), planner, resolver,
-                new CreateTimeSeeder.Settings(version, config.libraryDirectories(), Set.copyOf(config.gpuRuntimes())))
+                new CreateTimeSeeder.Settings(version, config.libraryDirectories()))
                 : null;
-        return new ContainerRepairer(docker, new ContainerRoots(config.hostProc(), resolver),
+        return new ContainerRepairer(runtime, new ContainerRoots(config.hostProc(), resolver),
                 new RootRepairer(locator, planner, loaderCache(config)),
                 new ContainerScope(config.includeImages(), config.excludeImages()),
                 new ContainerRepairer.Settings(config.libraryDirectories(), version), seeder, Clock.systemUTC(),

@@ -1,9 +1,9 @@
 package io.driveralias.agent.cli;
 
 import io.driveralias.agent.core.ContainerOutcome;
-import io.driveralias.agent.live.Docker;
-import io.driveralias.agent.live.DockerException;
 import io.driveralias.agent.live.ContainerRepairer;
+import io.driveralias.agent.live.ContainerRuntime;
+import io.driveralias.agent.live.ContainerRuntimeException;
 import io.driveralias.agent.live.Examination;
 import io.driveralias.agent.repair.RootRepairer;
 import java.io.PrintStream;
@@ -15,21 +15,24 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * {@code check [ID...]} and {@code repair [ID...]}: one pass over the running containers (or
- * the named ones), printed per container. Exit 0 when every container in scope is healthy
- * (after repair), 1 otherwise, 3 when Docker cannot be reached.
+ * {@code check [ID...]} and {@code repair [ID...]}: one pass over the running containers of
+ * every watched runtime (or the named ones, looked up in each runtime in turn), printed per
+ * container. Exit 0 when every container in scope is healthy (after repair), 1 otherwise, 3
+ * when a runtime cannot be reached.
  */
 public final class ContainersCommand {
 
-    private final Docker docker;
-    private final ContainerRepairer repairer;
+    /** One runtime, and the repairer of its containers. */
+    public record Target(ContainerRuntime runtime, ContainerRepairer repairer) {
+    }
+
+    private final List<Target> targets;
     private final Clock clock;
     private final PrintStream out;
     private final PrintStream err;
 
-    public ContainersCommand(Docker docker, ContainerRepairer repairer, Clock clock, PrintStream out, PrintStream err) {
-        this.docker = docker;
-        this.repairer = repairer;
+    public ContainersCommand(List<Target> targets, Clock clock, PrintStream out, PrintStream err) {
+        this.targets = List.copyOf(targets);
         this.clock = clock;
         this.out = out;
         this.err = err;
@@ -38,23 +41,33 @@ public final class ContainersCommand {
     /** {@code checkOnly}: report missing links as missing ({@code check}), not as "would create". */
     public int run(List<String> ids, RootRepairer.Mode mode, boolean checkOnly, boolean json) {
         List<Examination> results = new ArrayList<>();
-        try {
-            docker.negotiate();
-            List<String> targets = ids.isEmpty() ? docker.runningContainerIds() : ids;
-            for (String id : targets) {
-                try {
-                    repairer.examine(id, clock.instant(), mode, Optional.empty(), false).ifPresent(results::add);
-                } catch (DockerException.NoSuchContainer e) {
-                    err.println("driver-alias-agent: no such container: " + id);
-                    return ExitCodes.UNREPAIRED;
+        List<String> unknown = new ArrayList<>(ids);
+        for (Target target : targets) {
+            ContainerRuntime runtime = target.runtime();
+            try {
+                runtime.connect();
+                List<String> wanted = ids.isEmpty() ? runtime.runningContainerIds() : List.copyOf(unknown);
+                for (String id : wanted) {
+                    try {
+                        target.repairer().examine(id, clock.instant(), mode, Optional.empty(), false)
+                                .ifPresent(results::add);
+                        unknown.remove(id);
+                    } catch (ContainerRuntimeException.NoSuchContainer e) {
+                        // Perhaps another runtime's.
+                    }
                 }
+            } catch (ContainerRuntimeException.Unreachable e) {
+                err.println("driver-alias-agent: cannot reach " + runtime.name() + " at " + runtime.endpoint() + ": "
+                        + e.getMessage());
+                return ExitCodes.RUNTIME_UNREACHABLE;
+            } catch (ContainerRuntimeException e) {
+                err.println("driver-alias-agent: " + runtime.name() + ": " + e.getMessage());
+                return ExitCodes.RUNTIME_UNREACHABLE;
             }
-        } catch (DockerException.Unreachable e) {
-            err.println("driver-alias-agent: cannot reach Docker at " + docker.host() + ": " + e.getMessage());
-            return ExitCodes.DOCKER_UNREACHABLE;
-        } catch (DockerException e) {
-            err.println("driver-alias-agent: Docker: " + e.getMessage());
-            return ExitCodes.DOCKER_UNREACHABLE;
+        }
+        if (!unknown.isEmpty()) {
+            unknown.forEach(id -> err.println("driver-alias-agent: no such container: " + id));
+            return ExitCodes.UNREPAIRED;
         }
         print(results, mode == RootRepairer.Mode.DRY_RUN, checkOnly, json);
         boolean allHealthy = results.stream().allMatch(r -> r.outcome() != ContainerOutcome.FAILED);

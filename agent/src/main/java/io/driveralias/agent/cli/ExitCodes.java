@@ -6,7 +6,8 @@ public final class ExitCodes {
     public static final int HEALTHY = 0;
     public static final int UNREPAIRED = 1;
     public static final int USAGE = 2;
-    public static final int DOCKER_UNREACHABLE = 3;
+    /** A watched runtime (Docker, containerd) cannot be reached. */
+    public static final int RUNTIME_UNREACHABLE = 3;
 
     private ExitCodes() {
     }

@@ -5,12 +5,10 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Which containers the agent touches: not the kubelet's pod sandboxes ("pause"), and only
+ * Which containers the agent touches: not pod sandboxes ("pause"), and only
  * images allowed by the include/exclude globs. Pure; no image name is built in.
  */
 public final class ContainerScope {
-
-    public static final String KUBELET_TYPE_LABEL = "io.kubernetes.docker.type";
 
     private final List<Glob> include;
     private final List<Glob> exclude;
@@ -21,10 +19,11 @@ public final class ContainerScope {
     }
 
     /** Why a container is out of scope, or empty if it is in scope. */
-    public Optional<String> exclusion(String image, Map<String, String> labels) {
-        if ("podsandbox".equals(labels.get(KUBELET_TYPE_LABEL))) {
+    public Optional<String> exclusion(ContainerInfo info) {
+        if (info.sandbox()) {
             return Optional.of("pod sandbox");
         }
+        String image = info.image();
         for (Glob g : exclude) {
             if (g.matches(image)) {
                 return Optional.of("image matches --exclude-image " + g);
@@ -36,7 +35,7 @@ public final class ContainerScope {
         return Optional.empty();
     }
 
-    /** The pod of a container started by the kubelet, from its Docker labels. */
+    /** The pod of a container started by the kubelet, from its labels (the same keys on Docker and containerd). */
     public static Optional<PodRef> podOf(Map<String, String> labels) {
         String namespace = labels.get("io.kubernetes.pod.namespace");
         String name = labels.get("io.kubernetes.pod.name");

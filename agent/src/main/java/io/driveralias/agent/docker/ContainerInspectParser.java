@@ -8,6 +8,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.GpuRequest;
 
@@ -23,26 +24,48 @@ final class ContainerInspectParser {
     private ContainerInspectParser() {
     }
 
-    /** {@code defaultRuntime}: the daemon's, for a container whose HostConfig names none (old daemons). */
-    static ContainerInfo parse(JsonNode json, String defaultRuntime) {
+    /** The label the kubelet (dockershim, cri-dockerd) puts on a pod's sandbox ("pause") container. */
+    static final String KUBELET_TYPE_LABEL = "io.kubernetes.docker.type";
+
+    /** What the parser needs of the daemon: its default runtime, and which runtimes are NVIDIA's. */
+    record Runtimes(String defaultRuntime, Set<String> gpuRuntimes) {
+    }
+
+    static ContainerInfo parse(JsonNode json, Runtimes runtimes) {
         JsonNode config = json.path("Config");
         JsonNode state = json.path("State");
         JsonNode graph = json.path("GraphDriver");
         String name = json.path("Name").asText("");
-        return new ContainerInfo(
-                json.path("Id").asText(""),
-                name.startsWith("/") ? name.substring(1) : name,
-                config.path("Image").asText(""),
-                strings(config.path("Labels")),
-                state.path("Running").asBoolean(false),
-                state.path("Pid").asInt(0),
-                time(state.path("StartedAt").asText("")),
-                mounts(json.path("Mounts")),
-                graph.path("Name").asText(""),
-                strings(graph.path("Data")),
-                json.path("HostConfig").path("ReadonlyRootfs").asBoolean(false),
-                config.path("User").asText(""),
-                gpu(json.path("HostConfig"), config, defaultRuntime));
+        Map<String, String> labels = strings(config.path("Labels"));
+        String storage = graph.path("Name").asText("");
+        return ContainerInfo.builder(json.path("Id").asText(""))
+                .name(name.startsWith("/") ? name.substring(1) : name)
+                .image(config.path("Image").asText(""))
+                .labels(labels)
+                .sandbox(isSandbox(labels))
+                .running(state.path("Running").asBoolean(false))
+                .pid(state.path("Pid").asInt(0))
+                .startedAt(time(state.path("StartedAt").asText("")))
+                .mounts(mounts(json.path("Mounts")))
+                .storage(storage)
+                .overlay(overlay(storage, strings(graph.path("Data"))))
+                .readOnlyRootfs(json.path("HostConfig").path("ReadonlyRootfs").asBoolean(false))
+                .user(config.path("User").asText(""))
+                .gpu(gpu(json.path("HostConfig"), config, runtimes))
+                .build();
+    }
+
+    /** overlay2's paths from {@code GraphDriver.Data}; none for other storage drivers. */
+    static Optional<ContainerInfo.OverlayLayers> overlay(String storage, Map<String, String> data) {
+        if (!storage.equals("overlay2")) {
+            return Optional.empty();
+        }
+        return Optional.of(new ContainerInfo.OverlayLayers(data.getOrDefault("UpperDir", ""),
+                data.getOrDefault("LowerDir", ""), data.getOrDefault("MergedDir", "")));
+    }
+
+    private static boolean isSandbox(Map<String, String> labels) {
+        return "podsandbox".equals(labels.get(KUBELET_TYPE_LABEL));
     }
 
     /**
@@ -51,28 +74,46 @@ final class ContainerInspectParser {
      * runtime, device requests) and the {@code Config} of its {@code config.v2.json}
      * (environment). Not running, never started.
      */
-    static ContainerInfo listed(JsonNode json, String graphDriver, Map<String, String> graphData, JsonNode hostConfig,
-                                JsonNode config, String defaultRuntime) {
+    static ContainerInfo listed(JsonNode json, String storage, Map<String, String> overlayPaths, JsonNode hostConfig,
+                                JsonNode config, Runtimes runtimes) {
         JsonNode names = json.path("Names");
         String name = names.isArray() && !names.isEmpty() ? names.get(0).asText("") : "";
-        return new ContainerInfo(json.path("Id").asText(""), name.startsWith("/") ? name.substring(1) : name,
-                json.path("Image").asText(""), strings(json.path("Labels")), false, 0, Optional.empty(),
-                mounts(json.path("Mounts")), graphDriver, graphData, hostConfig.path("ReadonlyRootfs").asBoolean(false),
-                "", gpu(hostConfig, config, defaultRuntime));
+        Map<String, String> labels = strings(json.path("Labels"));
+        return ContainerInfo.builder(json.path("Id").asText(""))
+                .name(name.startsWith("/") ? name.substring(1) : name)
+                .image(json.path("Image").asText(""))
+                .labels(labels)
+                .sandbox(isSandbox(labels))
+                .mounts(mounts(json.path("Mounts")))
+                .storage(storage)
+                .overlay(overlay(storage, overlayPaths))
+                .readOnlyRootfs(hostConfig.path("ReadonlyRootfs").asBoolean(false))
+                .gpu(gpu(hostConfig, config, runtimes))
+                .build();
     }
 
-    /** What the container asks of a GPU runtime: HostConfig's runtime and device requests, Config's environment. */
-    static GpuRequest gpu(JsonNode hostConfig, JsonNode config, String defaultRuntime) {
-        String runtime = hostConfig.path("Runtime").asText("");
+    /**
+     * What the container asks for in the way of a GPU: HostConfig's runtime (the daemon's default
+     * where it names none), device requests and devices, Config's environment.
+     */
+    static GpuRequest gpu(JsonNode hostConfig, JsonNode config, Runtimes runtimes) {
+        String named = hostConfig.path("Runtime").asText("");
+        String runtime = named.isEmpty() ? runtimes.defaultRuntime() : named;
         boolean deviceRequest = false;
         for (JsonNode request : hostConfig.path("DeviceRequests")) {
             List<List<String>> capabilities = new ArrayList<>();
             for (JsonNode set : request.path("Capabilities")) {
                 capabilities.add(texts(set));
             }
-            deviceRequest |= GpuRequest.isGpuDeviceRequest(request.path("Driver").asText(""), capabilities);
+            deviceRequest |= GpuRequest.isGpuDeviceRequest(request.path("Driver").asText(""), capabilities,
+                    texts(request.path("DeviceIDs")));
         }
-        return GpuRequest.of(runtime.isEmpty() ? defaultRuntime : runtime, texts(config.path("Env")), deviceRequest);
+        boolean deviceNodes = false;
+        for (JsonNode device : hostConfig.path("Devices")) {
+            deviceNodes |= GpuRequest.isNvidiaDeviceNode(device.path("PathOnHost").asText(""));
+        }
+        return GpuRequest.of(runtime, runtimes.gpuRuntimes().contains(runtime), texts(config.path("Env")), deviceRequest,
+                deviceNodes);
     }
 
     private static List<String> texts(JsonNode array) {

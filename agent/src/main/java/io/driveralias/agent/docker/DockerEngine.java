@@ -10,8 +10,8 @@ import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.DockerApiVersions;
 import io.driveralias.agent.core.Printable;
-import io.driveralias.agent.live.Docker;
-import io.driveralias.agent.live.DockerException;
+import io.driveralias.agent.live.ContainerRuntime;
+import io.driveralias.agent.live.ContainerRuntimeException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.regex.Pattern;
 
 /**
@@ -30,7 +31,7 @@ import java.util.regex.Pattern;
  * with the daemon at every (re)connect (see {@link DockerApiVersions}), or fixed by the operator
  * ({@code --docker-api-version}), which the daemon then has to accept.
  */
-public final class DockerEngine implements Docker {
+public final class DockerEngine implements ContainerRuntime {
 
     /** Inspect output carries user-chosen labels and env: bounded. */
     private static final int MAX_RESPONSE = 8 << 20;
@@ -54,23 +55,30 @@ public final class DockerEngine implements Docker {
     /** Docker's data directory and storage driver, from {@code /info} at each (re)connect. */
     private volatile String rootDir = "";
     private volatile String storageDriver = "";
-    /** The runtime of a container whose HostConfig names none, from {@code /info}. */
-    private volatile String defaultRuntime = "runc";
+    /** The runtime of a container whose HostConfig names none (from {@code /info}), and NVIDIA's runtimes. */
+    private volatile ContainerInspectParser.Runtimes runtimes;
+    private final Set<String> gpuRuntimes;
 
     private DockerEngine(String host, DockerHttpClient http, DockerHttpClient streamHttp,
-                         Optional<String> forcedVersion) {
+                         Optional<String> forcedVersion, Set<String> gpuRuntimes) {
         this.host = host;
         this.http = http;
         this.streamHttp = streamHttp;
         this.forcedVersion = forcedVersion;
+        this.gpuRuntimes = Set.copyOf(gpuRuntimes);
+        this.runtimes = new ContainerInspectParser.Runtimes("runc", this.gpuRuntimes);
     }
 
     public static DockerEngine create(String dockerHost) {
-        return create(dockerHost, Optional.empty());
+        return create(dockerHost, Optional.empty(), Set.of("nvidia"));
     }
 
-    /** {@code apiVersion}: speak this version instead of negotiating (e.g. "1.24"). */
-    public static DockerEngine create(String dockerHost, Optional<String> apiVersion) {
+    /**
+     * @param apiVersion  speak this version instead of negotiating (e.g. "1.24")
+     * @param gpuRuntimes the OCI runtimes, as Docker names them, that add the driver's files to a
+     *                    container whose {@code NVIDIA_VISIBLE_DEVICES} asks for them
+     */
+    public static DockerEngine create(String dockerHost, Optional<String> apiVersion, Set<String> gpuRuntimes) {
         apiVersion.filter(v -> !DockerApiVersions.isSupported(v)).ifPresent(v -> {
             throw new IllegalArgumentException("Docker API " + v + " is not supported");
         });
@@ -81,7 +89,7 @@ public final class DockerEngine implements Docker {
         // The event stream stays open for days: no response timeout on its own client.
         DockerHttpClient streamHttp = new ZerodepDockerHttpClient.Builder().dockerHost(uri)
                 .connectionTimeout(Duration.ofSeconds(5)).maxConnections(2).build();
-        return new DockerEngine(dockerHost, http, streamHttp, apiVersion);
+        return new DockerEngine(dockerHost, http, streamHttp, apiVersion, gpuRuntimes);
     }
 
     /** A frozen daemon still accepts connections: only a deadline over the whole call tells. */
@@ -91,19 +99,29 @@ public final class DockerEngine implements Docker {
     }
 
     @Override
-    public String host() {
+    public String name() {
+        return "docker";
+    }
+
+    @Override
+    public String endpoint() {
         return host;
     }
 
     @Override
-    public String negotiate() throws DockerException {
+    public String connect() throws ContainerRuntimeException {
+        return "API " + negotiate();
+    }
+
+    /** Agrees on the API version with the daemon and learns its layout; returns the version. */
+    public String negotiate() throws ContainerRuntimeException {
         JsonNode answer = tree("/version", body("/version", MAX_RESPONSE).bytes());
         String daemon = answer.path("ApiVersion").asText("");
         if (!DockerApiVersions.isVersion(daemon)) {
-            throw new DockerException("the daemon did not say its API version");
+            throw new ContainerRuntimeException("the daemon did not say its API version");
         }
         if (DockerApiVersions.compare(daemon, DockerApiVersions.OLDEST_SUPPORTED) < 0) {
-            throw new DockerException("Docker API " + daemon + " is older than " + DockerApiVersions.OLDEST_SUPPORTED
+            throw new ContainerRuntimeException("Docker API " + daemon + " is older than " + DockerApiVersions.OLDEST_SUPPORTED
                     + " (Docker 1.12)");
         }
         version = forcedVersion.orElse(DockerApiVersions.agreed(daemon));
@@ -111,8 +129,8 @@ public final class DockerEngine implements Docker {
             JsonNode info = tree("/info", body("/v" + version + "/info", MAX_RESPONSE).bytes());
             rootDir = info.path("DockerRootDir").asText("");
             storageDriver = info.path("Driver").asText("");
-            defaultRuntime = info.path("DefaultRuntime").asText("runc");
-        } catch (DockerException e) {
+            runtimes = new ContainerInspectParser.Runtimes(info.path("DefaultRuntime").asText("runc"), gpuRuntimes);
+        } catch (ContainerRuntimeException e) {
             // Only the look at created containers without inspect needs it: inspect serves.
             rootDir = "";
             storageDriver = "";
@@ -120,27 +138,27 @@ public final class DockerEngine implements Docker {
         return version;
     }
 
-    @Override
-    public String apiVersion() throws DockerException {
+    /** The version agreed, negotiating first if none is yet. */
+    public String apiVersion() throws ContainerRuntimeException {
         String v = version;
         return v != null ? v : negotiate();
     }
 
     @Override
-    public ContainerInfo inspect(String idOrName) throws DockerException {
+    public ContainerInfo describe(String idOrName) throws ContainerRuntimeException {
         if (!CONTAINER_REF.matcher(idOrName).matches()) {
-            throw new DockerException("not a container id or name: " + Printable.of(idOrName));
+            throw new ContainerRuntimeException("not a container id or name: " + Printable.of(idOrName));
         }
         String path = "/v" + apiVersion() + "/containers/" + idOrName + "/json";
         Body body = body(path, MAX_RESPONSE);
         if (body.status() == 404) {
-            throw new DockerException.NoSuchContainer(idOrName);
+            throw new ContainerRuntimeException.NoSuchContainer(idOrName);
         }
-        return ContainerInspectParser.parse(tree(path, body.bytes()), defaultRuntime);
+        return ContainerInspectParser.parse(tree(path, body.bytes()), runtimes);
     }
 
     @Override
-    public Optional<ContainerInfo> peekCreated(String id) throws DockerException {
+    public Optional<ContainerInfo> peekCreated(String id) throws ContainerRuntimeException {
         String root = rootDir;
         if (!storageDriver.equals("overlay2") || !root.startsWith("/")) {
             return Optional.empty();
@@ -163,21 +181,21 @@ public final class DockerEngine implements Docker {
                 }
                 return Optional.of(ContainerInspectParser.listed(c, storageDriver, paths.get(), hostConfigTree,
                         tree("config.v2.json", config.get()).path("Config"),
-                        defaultRuntime));
+                        runtimes));
             }
         }
         return Optional.empty();
     }
 
     @Override
-    public List<String> runningContainerIds() throws DockerException {
+    public List<String> runningContainerIds() throws ContainerRuntimeException {
         String path = "/v" + apiVersion() + "/containers/json?filters=" + RUNNING;
         try (DockerHttpClient.Response response = execute(http, get(path));
              InputStream body = new BoundedInput(response.getBody(), MAX_LIST)) {
             requireOk(path, response.getStatusCode(), body);
             return ids(body).reversed();
         } catch (IOException e) {
-            throw new DockerException.Unreachable("reading " + path + ": " + e.getMessage(), e);
+            throw new ContainerRuntimeException.Unreachable("reading " + path + ": " + e.getMessage(), e);
         }
     }
 
@@ -203,7 +221,7 @@ public final class DockerEngine implements Docker {
     }
 
     @Override
-    public EventStream events(Optional<String> since) throws DockerException {
+    public EventStream events(Optional<String> since) throws ContainerRuntimeException {
         String path = "/v" + apiVersion() + "/events?filters=" + EVENT_FILTERS
                 + since.filter(s -> SINCE.matcher(s).matches()).map(s -> "&since=" + s).orElse("");
         DockerHttpClient.Response response = execute(streamHttp, get(path));
@@ -211,21 +229,21 @@ public final class DockerEngine implements Docker {
             InputStream body = response.getBody();
             requireOk(path, response.getStatusCode(), body);
             return new Subscription(response, new EventLines(body));
-        } catch (IOException | DockerException | RuntimeException e) {
+        } catch (IOException | ContainerRuntimeException | RuntimeException e) {
             response.close();
-            throw e instanceof DockerException d ? d
-                    : new DockerException.Unreachable("reading " + path + ": " + e.getMessage(), e);
+            throw e instanceof ContainerRuntimeException d ? d
+                    : new ContainerRuntimeException.Unreachable("reading " + path + ": " + e.getMessage(), e);
         }
     }
 
     /** One open event stream; closing the response (from any thread) ends a read in progress. */
     private record Subscription(DockerHttpClient.Response response, EventLines lines) implements EventStream {
         @Override
-        public Optional<Event> next() throws DockerException {
+        public Optional<Event> next() throws ContainerRuntimeException {
             try {
                 return lines.next();
             } catch (IOException | RuntimeException e) {
-                throw new DockerException.Unreachable("event stream: " + e.getMessage(), e);
+                throw new ContainerRuntimeException.Unreachable("event stream: " + e.getMessage(), e);
             }
         }
 
@@ -244,34 +262,34 @@ public final class DockerEngine implements Docker {
     }
 
     /** The answer to a GET: a 2xx or a 404 (the caller's to interpret); anything else an error. */
-    private Body body(String path, int max) throws DockerException {
+    private Body body(String path, int max) throws ContainerRuntimeException {
         try (DockerHttpClient.Response response = execute(http, get(path));
              InputStream in = response.getBody()) {
             byte[] bytes = in.readNBytes(max + 1);
             if (bytes.length > max) {
-                throw new DockerException(path + ": response larger than " + max + " bytes");
+                throw new ContainerRuntimeException(path + ": response larger than " + max + " bytes");
             }
             int status = response.getStatusCode();
             if (status / 100 != 2 && status != 404) {
-                throw new DockerException(path + ": HTTP " + status + ": " + message(bytes));
+                throw new ContainerRuntimeException(path + ": HTTP " + status + ": " + message(bytes));
             }
             return new Body(status, bytes.length == 0 ? "{}".getBytes(StandardCharsets.UTF_8) : bytes);
         } catch (IOException e) {
-            throw new DockerException.Unreachable("reading " + path + ": " + e.getMessage(), e);
+            throw new ContainerRuntimeException.Unreachable("reading " + path + ": " + e.getMessage(), e);
         }
     }
 
-    private static JsonNode tree(String path, byte[] bytes) throws DockerException {
+    private static JsonNode tree(String path, byte[] bytes) throws ContainerRuntimeException {
         try {
             return JSON.readTree(bytes);
         } catch (IOException e) {
-            throw new DockerException(path + ": not JSON: " + Printable.of(String.valueOf(e.getMessage())));
+            throw new ContainerRuntimeException(path + ": not JSON: " + Printable.of(String.valueOf(e.getMessage())));
         }
     }
 
-    private static void requireOk(String path, int status, InputStream body) throws IOException, DockerException {
+    private static void requireOk(String path, int status, InputStream body) throws IOException, ContainerRuntimeException {
         if (status / 100 != 2) {
-            throw new DockerException(path + ": HTTP " + status + ": " + message(body.readNBytes(MAX_ERROR)));
+            throw new ContainerRuntimeException(path + ": HTTP " + status + ": " + message(body.readNBytes(MAX_ERROR)));
         }
     }
 
@@ -286,7 +304,7 @@ public final class DockerEngine implements Docker {
 
     /** The transport reports a daemon it cannot reach as unchecked exceptions: sorted here, once. */
     private static DockerHttpClient.Response execute(DockerHttpClient client, DockerHttpClient.Request request)
-            throws DockerException {
+            throws ContainerRuntimeException {
         try {
             return client.execute(request);
         } catch (RuntimeException e) {
@@ -294,7 +312,7 @@ public final class DockerEngine implements Docker {
             while (cause.getCause() != null && !(cause instanceof IOException)) {
                 cause = cause.getCause();
             }
-            throw new DockerException.Unreachable(cause.getClass().getSimpleName() + ": " + cause.getMessage(), e);
+            throw new ContainerRuntimeException.Unreachable(cause.getClass().getSimpleName() + ": " + cause.getMessage(), e);
         }
     }
 

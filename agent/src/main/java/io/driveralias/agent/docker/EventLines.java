@@ -3,7 +3,7 @@ package io.driveralias.agent.docker;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
-import io.driveralias.agent.live.Docker;
+import io.driveralias.agent.live.ContainerRuntime;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.Optional;
@@ -30,13 +30,13 @@ final class EventLines {
     }
 
     /** The next container event; empty at the end of the stream. Lines that are not one are skipped. */
-    Optional<Docker.Event> next() throws IOException {
+    Optional<ContainerRuntime.Event> next() throws IOException {
         while (true) {
             int length = readLine();
             if (length < 0) {
                 return Optional.empty();
             }
-            Optional<Docker.Event> event = parse(line, length);
+            Optional<ContainerRuntime.Event> event = parse(line, length);
             if (event.isPresent()) {
                 return event;
             }
@@ -70,7 +70,7 @@ final class EventLines {
     }
 
     /** The event on one line, from its top-level fields and {@code Actor.ID}; a cut line gives what its head holds. */
-    static Optional<Docker.Event> parse(byte[] bytes, int length) {
+    static Optional<ContainerRuntime.Event> parse(byte[] bytes, int length) {
         String status = null;
         String id = null;
         String type = null;
@@ -104,7 +104,19 @@ final class EventLines {
         if (container == null || container.isEmpty() || what == null || (type != null && !type.equals("container"))) {
             return Optional.empty();
         }
-        return Optional.of(new Docker.Event(container, what, since(time, timeNano)));
+        String position = since(time, timeNano);
+        return action(what).map(a -> new ContainerRuntime.Event(container, a, what, position));
+    }
+
+    /** Docker's action in the agent's words; empty for an action the agent does not follow. */
+    static Optional<ContainerRuntime.Action> action(String dockerAction) {
+        return Optional.ofNullable(switch (dockerAction) {
+            case "create" -> ContainerRuntime.Action.CREATED;
+            case "start" -> ContainerRuntime.Action.STARTED;
+            case "die" -> ContainerRuntime.Action.EXITED;
+            case "destroy" -> ContainerRuntime.Action.REMOVED;
+            default -> null;
+        });
     }
 
     private static String actorId(JsonParser p, JsonToken value) throws IOException {

@@ -12,6 +12,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.HashSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -23,19 +24,19 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The node daemon: container events and reconciles feed one queue (one entry per container);
- * a small fixed pool of workers examines and repairs, and each examination is handed to the
- * reporter. A container is verified once per start; one that could not be repaired is tried
- * again at every reconcile. After every (re)connect of the event stream all running
- * containers are queued, since events were missed; a periodic reconcile queues only those not
- * yet verified. A ping with a short timeout notices a daemon that stopped answering while its
- * event stream stays open.
+ * The node daemon: the events and reconciles of every watched runtime feed one queue (one
+ * entry per container); a small fixed pool of workers examines and repairs, and each
+ * examination is handed to the reporter. A container is verified once per start; one that
+ * could not be repaired is tried again at every reconcile. After every (re)connect of a
+ * runtime's event stream all its running containers are queued, since events were missed; a
+ * periodic reconcile queues only those not yet verified. A ping with a short timeout notices a
+ * runtime that stopped answering while its event stream stays open.
  */
 public final class Agent implements AgentStatus, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Agent.class);
     private static final int HISTORY_CAPACITY = 16_384;
-    /** While Docker does not answer, it is asked every second, to be ready soon after it does. */
+    /** While a runtime does not answer, it is asked every second, to be ready soon after it does. */
     private static final Duration PING_INTERVAL_DOWN = Duration.ofSeconds(1);
 
     /**
@@ -49,9 +50,11 @@ public final class Agent implements AgentStatus, AutoCloseable {
         static final Tuning DEFAULT = new Tuning(10_000, Duration.ZERO, 300, Duration.ofSeconds(5));
     }
 
-    private final Docker docker;
-    private final ContainerEvents events;
-    private final ContainerRepairer repairer;
+    /** One runtime the agent watches: its port, its event stream, and the repairer of its containers. */
+    public record Watched(ContainerRuntime runtime, ContainerEvents events, ContainerRepairer repairer) {
+    }
+
+    private final Map<String, RuntimeWatch> runtimes = new LinkedHashMap<>();
     private final ExaminationReporter reporter;
     private final RepairMetrics metrics;
     private final Clock clock;
@@ -60,32 +63,28 @@ public final class Agent implements AgentStatus, AutoCloseable {
     private final Tuning tuning;
     private final RepairQueue queue;
     /**
-     * What was last reported for each container, kept past its die and destroy events (which
-     * may arrive between a container's create and start jobs, or before a reconcile's job) so
-     * that no start is counted twice. Bounded, least recently used out first.
+     * What was last reported for each container (by runtime and id), kept past its exit and
+     * removal events (which may arrive between a container's create and start jobs, or before a
+     * reconcile's job) so that no start is counted twice. Bounded, least recently used out first.
      */
-    private final Map<String, Reported> history = Collections.synchronizedMap(new LruMap<>(HISTORY_CAPACITY));
+    private final Map<RepairQueue.Key, Reported> history = Collections.synchronizedMap(new LruMap<>(HISTORY_CAPACITY));
     private final List<Thread> workers = new ArrayList<>();
     private final ScheduledExecutorService reconciler = daemonScheduler("reconcile");
-    private final ScheduledExecutorService pinger = daemonScheduler("docker-ping");
-    private volatile boolean streamConnected;
-    private volatile boolean answering = true;
-    private volatile boolean reconciled;
+    private final ScheduledExecutorService pinger = daemonScheduler("runtime-ping");
 
-    public Agent(Docker docker, ContainerEvents events, ContainerRepairer repairer, ExaminationReporter reporter,
-                 RepairMetrics metrics, Clock clock, int workerCount, Duration resyncInterval, Duration shutdownGrace) {
-        this(docker, events, repairer, reporter, metrics, clock, workerCount, resyncInterval, shutdownGrace,
-                Tuning.DEFAULT);
+    public Agent(List<Watched> watched, ExaminationReporter reporter, RepairMetrics metrics, Clock clock,
+                 int workerCount, Duration resyncInterval, Duration shutdownGrace) {
+        this(watched, reporter, metrics, clock, workerCount, resyncInterval, shutdownGrace, Tuning.DEFAULT);
     }
 
-    Agent(Docker docker, ContainerEvents events, ContainerRepairer repairer, ExaminationReporter reporter,
-          RepairMetrics metrics, Clock clock, int workerCount, Duration resyncInterval, Duration shutdownGrace,
-          Tuning tuning) {
+    Agent(List<Watched> watched, ExaminationReporter reporter, RepairMetrics metrics, Clock clock, int workerCount,
+          Duration resyncInterval, Duration shutdownGrace, Tuning tuning) {
+        if (watched.isEmpty()) {
+            throw new IllegalArgumentException("no runtime to watch");
+        }
+        watched.forEach(w -> runtimes.put(w.runtime().name(), new RuntimeWatch(w)));
         this.tuning = tuning;
         this.queue = new RepairQueue(tuning.queueCapacity(), tuning.createDelay());
-        this.docker = docker;
-        this.events = events;
-        this.repairer = repairer;
         this.reporter = reporter;
         this.metrics = metrics;
         this.clock = clock;
@@ -107,133 +106,18 @@ public final class Agent implements AgentStatus, AutoCloseable {
     }
 
     public void start() {
-        metrics.dockerConnected(false);
-        repairer.warmUp(tuning.warmupRounds());
+        runtimes.values().forEach(RuntimeWatch::publishUp);
+        runtimes.values().iterator().next().watched.repairer().warmUp(tuning.warmupRounds());
         workers.forEach(Thread::start);
-        events.start(new ContainerEvents.Listener() {
-            @Override
-            public void onEvent(String containerId, String action) {
-                Agent.this.onEvent(containerId, action);
-            }
-
-            @Override
-            public void onConnected() {
-                streamConnected = true;
-                answering = true;
-                publishDockerUp();
-                LOG.info("watching Docker events at {} (API {})", docker.host(), apiVersion());
-                reconciler.execute(() -> reconcile(true));
-            }
-
-            @Override
-            public void onDisconnected(String why) {
-                streamConnected = false;
-                publishDockerUp();
-            }
-        });
+        runtimes.values().forEach(RuntimeWatch::start);
         long period = resyncInterval.toMillis();
-        reconciler.scheduleWithFixedDelay(() -> reconcile(false), period, period, TimeUnit.MILLISECONDS);
-        pinger.schedule(this::ping, tuning.pingInterval().toMillis(), TimeUnit.MILLISECONDS);
+        reconciler.scheduleWithFixedDelay(() -> runtimes.values().forEach(w -> w.reconcile(false)), period, period,
+                TimeUnit.MILLISECONDS);
     }
 
-    private String apiVersion() {
-        try {
-            return docker.apiVersion();
-        } catch (DockerException e) {
-            return "?";
-        }
-    }
-
-    /** Every 5 s while Docker answers; every second while it does not, to be ready soon after. */
-    private void ping() {
-        boolean ok = docker.ping();
-        try {
-            pinger.schedule(this::ping, (ok ? tuning.pingInterval() : PING_INTERVAL_DOWN).toMillis(),
-                    TimeUnit.MILLISECONDS);
-        } catch (java.util.concurrent.RejectedExecutionException closing) {
-            return;
-        }
-        if (ok != answering) {
-            answering = ok;
-            if (ok) {
-                LOG.info("Docker at {} answers again", docker.host());
-            } else {
-                LOG.warn("Docker at {} does not answer a ping within its timeout: not ready until it does",
-                        docker.host());
-            }
-            publishDockerUp();
-        }
-    }
-
-    private void publishDockerUp() {
-        metrics.dockerConnected(dockerUp());
-    }
-
-    private boolean dockerUp() {
-        return streamConnected && answering;
-    }
-
-    private void onEvent(String containerId, String action) {
-        metrics.dockerEvent(action);
-        switch (action) {
-            case "create", "start" -> {
-                if (queue.offer(new RepairQueue.Job(containerId, clock.instant(), action)) == RepairQueue.Offer.FULL) {
-                    // Not lost: the next reconcile finds the container running and unreported.
-                    metrics.queueRefused(1);
-                }
-            }
-            case "die", "destroy" -> metrics.resolved(containerId);
-            default -> {
-            }
-        }
-    }
-
-    /**
-     * Queues running containers: all of them after a (re)connect ({@code full}), else those
-     * never reported or whose repair failed. Ends the unrepaired series of containers gone.
-     */
+    /** Queues the running containers of every runtime: see {@link RuntimeWatch#reconcile}. */
     void reconcile(boolean full) {
-        List<String> running;
-        try {
-            running = docker.runningContainerIds();
-        } catch (DockerException e) {
-            LOG.warn("reconcile: cannot list containers: {}", e.getMessage());
-            return;
-        }
-        Instant now = clock.instant();
-        Set<String> alive = new HashSet<>(running);
-        List<String> failedGone = new ArrayList<>();
-        synchronized (history) {
-            history.forEach((id, r) -> {
-                if (r.outcome() == ContainerOutcome.FAILED && !alive.contains(id)) {
-                    failedGone.add(id);
-                }
-            });
-        }
-        failedGone.forEach(metrics::resolved);
-        int queued = 0;
-        int refused = 0;
-        for (String id : running) {
-            Reported r = history.get(id);
-            if (full || r == null || r.outcome() == ContainerOutcome.FAILED) {
-                switch (queue.offer(new RepairQueue.Job(id, now, "reconcile"))) {
-                    case QUEUED -> queued++;
-                    case FULL -> refused++;
-                    default -> {
-                    }
-                }
-            }
-        }
-        if (refused > 0) {
-            LOG.warn("reconcile: queue full, {} container(s) left for the next reconcile", refused);
-            metrics.queueRefused(refused);
-        }
-        metrics.reconcileSucceeded(clock.instant());
-        if (!reconciled || full) {
-            LOG.info("{} reconcile: {} running container(s), {} queued", reconciled ? "full" : "first",
-                    running.size(), queued);
-        }
-        reconciled = true;
+        runtimes.values().forEach(w -> w.reconcile(full));
     }
 
     private void work() {
@@ -251,60 +135,65 @@ public final class Agent implements AgentStatus, AutoCloseable {
                 examine(job);
             } catch (RuntimeException e) {
                 // One bad container never stops a worker.
-                LOG.error("unexpected error examining container {}", job.containerId(), e);
+                LOG.error("unexpected error examining container {}", job.key(), e);
             } finally {
-                queue.done(job.containerId());
+                queue.done(job.key());
             }
         }
     }
 
     private void examine(RepairQueue.Job job) {
-        if (job.trigger().equals("create") && repairer.seedWhileStarting(job.containerId(), job.receivedAt())) {
+        RuntimeWatch watch = runtimes.get(job.key().runtime());
+        ContainerRepairer repairer = watch.watched.repairer();
+        String id = job.key().containerId();
+        if (job.trigger().equals("create") && repairer.seedWhileStarting(id, job.receivedAt())) {
             // Nothing to report before the start; its start job verifies.
             return;
         }
-        Optional<Reported> previous = Optional.ofNullable(history.get(job.containerId()));
+        Optional<Reported> previous = Optional.ofNullable(history.get(job.key()));
         // A start is examined once (create and start events of one container); a reconcile
         // retries a container whose repair failed.
         boolean retry = job.trigger().equals("reconcile")
                 && previous.map(r -> r.outcome() == ContainerOutcome.FAILED).orElse(false);
         Optional<Examination> result;
         try {
-            result = repairer.examine(job.containerId(), job.receivedAt(), RootRepairer.Mode.APPLY,
+            result = repairer.examine(id, job.receivedAt(), RootRepairer.Mode.APPLY,
                     previous.flatMap(Reported::startedAt), retry);
-        } catch (DockerException e) {
-            // Docker is unreachable or failing: the reconcile after the reconnect brings it back.
-            LOG.debug("container {}: Docker did not answer: {}", job.containerId(), e.getMessage());
+        } catch (ContainerRuntimeException e) {
+            // The runtime is unreachable or failing: the reconcile after the reconnect brings it back.
+            LOG.debug("container {}: {} did not answer: {}", id, watch.name(), e.getMessage());
             return;
         }
         if (result.isEmpty()) {
             return;
         }
         Examination e = result.get();
-        String id = e.container().id().isEmpty() ? job.containerId() : e.container().id();
+        String examinedId = e.container().id().isEmpty() ? id : e.container().id();
         if (e.outcome() == ContainerOutcome.GONE && previous.isPresent()
                 && (e.startedAt().isEmpty() || e.startedAt().equals(previous.get().startedAt()))) {
             // The start already reported has ended: nothing new to count.
-            metrics.resolved(id);
+            metrics.resolved(examinedId);
             return;
         }
-        history.put(id, reporter.report(e, previous));
+        history.put(new RepairQueue.Key(watch.name(), examinedId), reporter.report(e, previous));
     }
 
     @Override
     public boolean alive() {
-        return events.alive() && workers.stream().anyMatch(Thread::isAlive);
+        return runtimes.values().stream().allMatch(w -> w.watched.events().alive())
+                && workers.stream().anyMatch(Thread::isAlive);
     }
 
+    /** Every watched runtime reconciled once and reachable now. */
     @Override
     public boolean ready() {
-        return reconciled && dockerUp();
+        return runtimes.values().stream().allMatch(w -> w.reconciled && w.up());
     }
 
     /** Stops taking events, lets repairs in flight finish (bounded by the grace), then stops. */
     @Override
     public void close() {
-        events.close();
+        runtimes.values().forEach(w -> w.watched.events().close());
         reconciler.shutdownNow();
         pinger.shutdownNow();
         queue.close();
@@ -317,6 +206,139 @@ public final class Agent implements AgentStatus, AutoCloseable {
                 Thread.currentThread().interrupt();
                 return;
             }
+        }
+    }
+
+    /** One runtime's connection state, events, pings and reconciles. */
+    private final class RuntimeWatch implements ContainerEvents.Listener {
+        private final Watched watched;
+        private volatile boolean streamConnected;
+        private volatile boolean answering = true;
+        private volatile boolean reconciled;
+
+        RuntimeWatch(Watched watched) {
+            this.watched = watched;
+        }
+
+        String name() {
+            return watched.runtime().name();
+        }
+
+        void start() {
+            watched.events().start(this);
+            pinger.schedule(this::ping, tuning.pingInterval().toMillis(), TimeUnit.MILLISECONDS);
+        }
+
+        boolean up() {
+            return streamConnected && answering;
+        }
+
+        void publishUp() {
+            metrics.runtimeConnected(name(), up());
+        }
+
+        @Override
+        public void onEvent(ContainerRuntime.Event event) {
+            metrics.runtimeEvent(name(), event.runtimeAction());
+            switch (event.action()) {
+                case CREATED -> offer(event.containerId(), "create");
+                case PROCESS_CREATED, STARTED -> offer(event.containerId(), "start");
+                case EXITED, REMOVED -> metrics.resolved(event.containerId());
+            }
+        }
+
+        private void offer(String id, String trigger) {
+            if (queue.offer(new RepairQueue.Job(new RepairQueue.Key(name(), id), clock.instant(), trigger))
+                    == RepairQueue.Offer.FULL) {
+                // Not lost: the next reconcile finds the container running and unreported.
+                metrics.queueRefused(1);
+            }
+        }
+
+        @Override
+        public void onConnected(String api) {
+            streamConnected = true;
+            answering = true;
+            publishUp();
+            LOG.info("watching {} events at {} ({})", name(), watched.runtime().endpoint(), api);
+            reconciler.execute(() -> reconcile(true));
+        }
+
+        @Override
+        public void onDisconnected(String why) {
+            streamConnected = false;
+            publishUp();
+        }
+
+        /** Every 5 s while the runtime answers; every second while it does not, to be ready soon after. */
+        private void ping() {
+            boolean ok = watched.runtime().ping();
+            try {
+                pinger.schedule(this::ping, (ok ? tuning.pingInterval() : PING_INTERVAL_DOWN).toMillis(),
+                        TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.RejectedExecutionException closing) {
+                return;
+            }
+            if (ok != answering) {
+                answering = ok;
+                if (ok) {
+                    LOG.info("{} at {} answers again", name(), watched.runtime().endpoint());
+                } else {
+                    LOG.warn("{} at {} does not answer a ping within its timeout: not ready until it does", name(),
+                            watched.runtime().endpoint());
+                }
+                publishUp();
+            }
+        }
+
+        /**
+         * Queues running containers: all of them after a (re)connect ({@code full}), else those
+         * never reported or whose repair failed. Ends the unrepaired series of containers gone.
+         */
+        void reconcile(boolean full) {
+            List<String> running;
+            try {
+                running = watched.runtime().runningContainerIds();
+            } catch (ContainerRuntimeException e) {
+                LOG.warn("reconcile: cannot list {} containers: {}", name(), e.getMessage());
+                return;
+            }
+            Instant now = clock.instant();
+            Set<String> alive = new HashSet<>(running);
+            List<String> failedGone = new ArrayList<>();
+            synchronized (history) {
+                history.forEach((key, r) -> {
+                    if (key.runtime().equals(name()) && r.outcome() == ContainerOutcome.FAILED
+                            && !alive.contains(key.containerId())) {
+                        failedGone.add(key.containerId());
+                    }
+                });
+            }
+            failedGone.forEach(metrics::resolved);
+            int queued = 0;
+            int refused = 0;
+            for (String id : running) {
+                RepairQueue.Key key = new RepairQueue.Key(name(), id);
+                Reported r = history.get(key);
+                if (full || r == null || r.outcome() == ContainerOutcome.FAILED) {
+                    switch (queue.offer(new RepairQueue.Job(key, now, "reconcile"))) {
+                        case QUEUED -> queued++;
+                        case FULL -> refused++;
+                        default -> {
+                        }
+                    }
+                }
+            }
+            if (refused > 0) {
+                LOG.warn("reconcile: queue full, {} {} container(s) left for the next reconcile", refused, name());
+                metrics.queueRefused(refused);
+            }
+            metrics.reconcileSucceeded(clock.instant());
+            if (!reconciled || full) {
+                LOG.info("{} reconcile of {}: {} running container(s), {} queued", reconciled ? "full" : "first",
+                        name(), running.size(), queued);
+            }
+            reconciled = true;
         }
     }
 }

@@ -1,14 +1,14 @@
 package io.driveralias.agent.live;
 
-/** A source of container lifecycle events that reconnects on its own. */
+/** A source of one runtime's container lifecycle events that reconnects on its own. */
 public interface ContainerEvents extends AutoCloseable {
 
     interface Listener {
-        /** {@code action} is create, start, die or destroy. Must return quickly. */
-        void onEvent(String containerId, String action);
+        /** Must return quickly. */
+        void onEvent(ContainerRuntime.Event event);
 
-        /** The stream is (re)connected: anything may have been missed, reconcile now. */
-        void onConnected();
+        /** The stream is (re)connected ({@code api}: what the runtime said of itself): anything may have been missed, reconcile now. */
+        void onConnected(String api);
 
         /** The stream broke; a reconnect with backoff follows. */
         void onDisconnected(String why);

@@ -38,7 +38,7 @@ public final class ContainerRepairer {
     public record Settings(List<String> libraryDirectories, Optional<String> driverVersion) {
     }
 
-    private final Docker docker;
+    private final ContainerRuntime runtime;
     private final ContainerRoots roots;
     private final RootRepairer repairer;
     private final ContainerScope scope;
@@ -54,15 +54,15 @@ public final class ContainerRepairer {
     }
 
     /** {@code seeder} null: no repair before start (one-shot commands). */
-    public ContainerRepairer(Docker docker, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
+    public ContainerRepairer(ContainerRuntime runtime, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
                              Settings settings, CreateTimeSeeder seeder, Clock clock) {
-        this(docker, roots, repairer, scope, settings, seeder, clock, new RuntimeFileSets());
+        this(runtime, roots, repairer, scope, settings, seeder, clock, new RuntimeFileSets());
     }
 
     /** {@code runtimeFiles}: where the files the runtime added at each start are recorded, for {@code seeder}. */
-    public ContainerRepairer(Docker docker, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
+    public ContainerRepairer(ContainerRuntime runtime, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
                              Settings settings, CreateTimeSeeder seeder, Clock clock, RuntimeFileSets runtimeFiles) {
-        this.docker = docker;
+        this.runtime = runtime;
         this.roots = roots;
         this.repairer = repairer;
         this.scope = scope;
@@ -79,14 +79,14 @@ public final class ContainerRepairer {
      *                      unless {@code retry} asks for it (a failed repair, at a reconcile)
      * @return empty when there is nothing to examine: created but not started yet, or this
      *         start was already examined
-     * @throws DockerException when Docker cannot answer: the caller retries later
+     * @throws ContainerRuntimeException when Docker cannot answer: the caller retries later
      */
     public Optional<Examination> examine(String id, Instant receivedAt, RootRepairer.Mode mode,
-                                         Optional<Instant> examinedStart, boolean retry) throws DockerException {
+                                         Optional<Instant> examinedStart, boolean retry) throws ContainerRuntimeException {
         ContainerInfo info;
         try {
-            info = docker.inspect(id);
-        } catch (DockerException.NoSuchContainer e) {
+            info = runtime.describe(id);
+        } catch (ContainerRuntimeException.NoSuchContainer e) {
             ContainerRef ref = new ContainerRef(id, "", "", Optional.empty());
             return Optional.of(finish(ref, ContainerOutcome.GONE, Optional.empty(), Optional.empty(), receivedAt,
                     "removed before it could be examined"));
@@ -101,7 +101,7 @@ public final class ContainerRepairer {
             return Optional.empty();
         }
         try (Mdc ignored = Mdc.container(ref)) {
-            Optional<String> excluded = scope.exclusion(info.image(), info.labels());
+            Optional<String> excluded = scope.exclusion(info);
             if (excluded.isPresent()) {
                 return Optional.of(finish(ref, ContainerOutcome.EXCLUDED, Optional.empty(), info.startedAt(),
                         receivedAt, excluded.get()));
@@ -120,8 +120,8 @@ public final class ContainerRepairer {
     }
 
     /**
-     * A container just created: what Docker's list and layer store say of it (never waiting on
-     * a start in progress, as inspect would), and if Docker starts it within moments, its
+     * A container just created: what its runtime says of it (never waiting on
+     * a start in progress, as Docker's inspect would), and if Docker starts it within moments, its
      * aliases through its mounted overlay. True when the create needs nothing more: seeded,
      * not a GPU container, or not to be written; false to examine it as usual (inspect, and
      * the upper layer while it is not starting).
@@ -132,15 +132,15 @@ public final class ContainerRepairer {
         }
         Optional<ContainerInfo> peeked;
         try {
-            peeked = docker.peekCreated(id);
-        } catch (DockerException e) {
+            peeked = runtime.peekCreated(id);
+        } catch (ContainerRuntimeException e) {
             return false;
         }
         if (peeked.isEmpty()) {
             return false;
         }
         ContainerInfo info = peeked.get();
-        if (info.readOnlyRootfs() || scope.exclusion(info.image(), info.labels()).isPresent()) {
+        if (info.readOnlyRootfs() || scope.exclusion(info).isPresent()) {
             return true;
         }
         Optional<List<LinkAction>> links = seeder.seedIfStarting(info);
@@ -157,7 +157,7 @@ public final class ContainerRepairer {
     private void seedBeforeStart(ContainerInfo info, Instant receivedAt, RootRepairer.Mode mode) {
         // A read-only root filesystem is the owner's choice: its writable layer is not ours to fill.
         if (seeder == null || mode != RootRepairer.Mode.APPLY || info.readOnlyRootfs()
-                || scope.exclusion(info.image(), info.labels()).isPresent()) {
+                || scope.exclusion(info).isPresent()) {
             return;
         }
         List<LinkAction> links = seeder.seed(info);
@@ -199,14 +199,14 @@ public final class ContainerRepairer {
     /** The container still runs the process that was examined: same pid, same start. */
     private void requireSameStart(ContainerInfo examined) throws ErrnoException {
         try {
-            ContainerInfo now = docker.inspect(examined.id());
+            ContainerInfo now = runtime.describe(examined.id());
             if (now.running() && now.pid() == examined.pid() && now.startedAt().equals(examined.startedAt())) {
                 return;
             }
-        } catch (DockerException.NoSuchContainer e) {
+        } catch (ContainerRuntimeException.NoSuchContainer e) {
             // Removed: gone.
-        } catch (DockerException e) {
-            throw new ErrnoException("inspect", examined.id() + ": " + e.getMessage(), Errno.EIO);
+        } catch (ContainerRuntimeException e) {
+            throw new ErrnoException(runtime.name(), examined.id() + ": " + e.getMessage(), Errno.EIO);
         }
         throw new ErrnoException("container", examined.id() + " (exited)", Errno.ESRCH);
     }

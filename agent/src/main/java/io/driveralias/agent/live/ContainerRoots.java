@@ -25,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * Opens a running container's root filesystem. First choice: {@code /proc/<pid>/root}, held
  * together with a pid handle, after checking that the process belongs to the container (its
  * cgroup names the container id) and reading the driver mounts from its mountinfo. Where
- * host PIDs are not visible, the overlay's merged directory from {@code docker inspect}.
+ * host PIDs are not visible, the overlay's merged directory its runtime reports.
  */
 public final class ContainerRoots {
 
@@ -192,11 +192,11 @@ public final class ContainerRoots {
     }
 
     /**
-     * The overlay's merged directory, as Docker reports it. Bind-mounted driver files show
+     * The overlay's merged directory, as the runtime reports it. Bind-mounted driver files show
      * there as empty placeholders, so their SONAMEs are read from the mount's host source.
      */
     private OpenedContainer openMerged(ContainerInfo info, OpenedContainer.Liveness stillRunning) throws ErrnoException {
-        String merged = info.graphPath("MergedDir").orElseThrow(() ->
+        String merged = info.overlay().map(ContainerInfo.OverlayLayers::mergedDir).orElseThrow(() ->
                 new ErrnoException("container", info.id() + " (no /proc/<pid> and no MergedDir)", Errno.ENOENT));
         RootFs root;
         try {

@@ -22,8 +22,16 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class RepairQueue {
 
+    /** A container of one runtime: ids are the runtime's own, so the runtime is part of the key. */
+    record Key(String runtime, String containerId) {
+        @Override
+        public String toString() {
+            return runtime + " " + containerId;
+        }
+    }
+
     /** One container to examine; {@code receivedAt} is when the first request for it arrived. */
-    record Job(String containerId, Instant receivedAt, String trigger) {
+    record Job(Key key, Instant receivedAt, String trigger) {
     }
 
     private record Entry(Job job, long eligibleNanos) {
@@ -34,8 +42,8 @@ final class RepairQueue {
 
     private final int capacity;
     private final long createDelayNanos;
-    private final Map<String, Entry> pending = new LinkedHashMap<>();
-    private final Set<String> inFlight = new HashSet<>();
+    private final Map<Key, Entry> pending = new LinkedHashMap<>();
+    private final Set<Key> inFlight = new HashSet<>();
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private boolean closed;
@@ -53,13 +61,13 @@ final class RepairQueue {
                 return Offer.CLOSED;
             }
             long eligible = System.nanoTime() + (job.trigger().equals("create") ? createDelayNanos : 0);
-            Entry waiting = pending.get(job.containerId());
+            Entry waiting = pending.get(job.key());
             if (waiting != null) {
                 // One job: the first arrival, and "start" if either was (it decides the priority).
                 Job old = waiting.job();
                 String trigger = job.trigger().equals("start") ? "start" : old.trigger();
                 Instant first = job.receivedAt().isBefore(old.receivedAt()) ? job.receivedAt() : old.receivedAt();
-                pending.put(job.containerId(), new Entry(new Job(job.containerId(), first, trigger),
+                pending.put(job.key(), new Entry(new Job(job.key(), first, trigger),
                         Math.min(eligible, waiting.eligibleNanos())));
                 changed.signalAll();
                 return Offer.MERGED;
@@ -67,7 +75,7 @@ final class RepairQueue {
             if (pending.size() >= capacity) {
                 return Offer.FULL;
             }
-            pending.put(job.containerId(), new Entry(job, eligible));
+            pending.put(job.key(), new Entry(job, eligible));
             changed.signalAll();
             return Offer.QUEUED;
         } finally {
@@ -90,7 +98,7 @@ final class RepairQueue {
                 Entry chosen = null;
                 long nextEligible = Long.MAX_VALUE;
                 for (Entry e : pending.values()) {
-                    if (inFlight.contains(e.job().containerId())) {
+                    if (inFlight.contains(e.job().key())) {
                         continue;
                     }
                     if (e.eligibleNanos() > now) {
@@ -106,8 +114,8 @@ final class RepairQueue {
                     }
                 }
                 if (chosen != null) {
-                    pending.remove(chosen.job().containerId());
-                    inFlight.add(chosen.job().containerId());
+                    pending.remove(chosen.job().key());
+                    inFlight.add(chosen.job().key());
                     return chosen.job();
                 }
                 if (nextEligible == Long.MAX_VALUE) {
@@ -122,10 +130,10 @@ final class RepairQueue {
     }
 
     /** The worker is done with this container: later work for it may start. */
-    void done(String containerId) {
+    void done(Key key) {
         lock.lock();
         try {
-            inFlight.remove(containerId);
+            inFlight.remove(key);
             changed.signalAll();
         } finally {
             lock.unlock();

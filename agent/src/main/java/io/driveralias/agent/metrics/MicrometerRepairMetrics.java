@@ -56,6 +56,10 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     private static final String CONTAINER_UNREPAIRED = "driver.alias.container.unrepaired";
     private static final String RESYNC_INTERVAL = "driver.alias.resync.interval.seconds";
     private static final String DOCKER_EVENTS = "driver.alias.docker.events";
+    private static final String RUNTIME_EVENTS = "driver.alias.runtime.events";
+    private static final String RUNTIME_UP = "driver.alias.runtime.up";
+    /** The runtimes the agent has adapters for: the {@code runtime} label's whole set. */
+    private static final java.util.Set<String> RUNTIMES = java.util.Set.of("docker", "containerd");
     private static final String KUBERNETES_EVENTS = "driver.alias.kubernetes.events";
     private static final String QUEUE_REFUSED = "driver.alias.queue.refused";
     private static final String RECONCILE_LAST_SUCCESS = "driver.alias.reconcile.last.success.timestamp.seconds";
@@ -73,6 +77,8 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     private final Timer repairDuration;
     private final Timer exposure;
     private final AtomicInteger dockerUp = new AtomicInteger();
+    /** One gauge per watched runtime, registered when the agent first says whether it is up. */
+    private final Map<String, AtomicInteger> runtimeUp = new ConcurrentHashMap<>();
     /** Milliseconds of --resync-interval; the gauge is registered when it is first set. */
     private final AtomicLong resyncMillis = new AtomicLong(-1);
     private final AtomicReference<Instant> lastReconcile = new AtomicReference<>();
@@ -223,17 +229,44 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     }
 
     @Override
-    public void dockerConnected(boolean up) {
-        dockerUp.set(up ? 1 : 0);
+    public void runtimeConnected(String runtime, boolean up) {
+        String name = runtimeName(runtime);
+        runtimeUp.computeIfAbsent(name, r -> {
+            AtomicInteger value = new AtomicInteger();
+            Gauge.builder(RUNTIME_UP, value, AtomicInteger::get)
+                    .description("1 while the runtime's event stream is connected and it answers")
+                    .tag("runtime", r)
+                    .strongReference(true)
+                    .register(registry);
+            return value;
+        }).set(up ? 1 : 0);
+        if (name.equals("docker")) {
+            // Kept for the dashboards and alerts written before the agent watched other runtimes.
+            dockerUp.set(up ? 1 : 0);
+        }
     }
 
     @Override
-    public void dockerEvent(String action) {
-        Counter.builder(DOCKER_EVENTS)
-                .description("Docker events received, by action")
-                .tag("action", actions.admit(actionName(action)))
+    public void runtimeEvent(String runtime, String action) {
+        String name = runtimeName(runtime);
+        String admitted = actions.admit(actionName(action));
+        Counter.builder(RUNTIME_EVENTS)
+                .description("Container runtime events received, by runtime and action")
+                .tag("runtime", name)
+                .tag("action", admitted)
                 .register(registry)
                 .increment();
+        if (name.equals("docker")) {
+            Counter.builder(DOCKER_EVENTS)
+                    .description("Docker events received, by action")
+                    .tag("action", admitted)
+                    .register(registry)
+                    .increment();
+        }
+    }
+
+    private static String runtimeName(String runtime) {
+        return RUNTIMES.contains(runtime) ? runtime : BoundedLabel.OTHER;
     }
 
     @Override

@@ -79,12 +79,18 @@ public interface RepairMetrics {
     default void exposure(Duration duration) {
     }
 
-    /** {@code driver_alias_docker_up}. */
-    default void dockerConnected(boolean up) {
+    /**
+     * {@code driver_alias_runtime_up{runtime}}: 1 while the runtime's event stream is connected
+     * and it answers; for Docker also {@code driver_alias_docker_up}.
+     */
+    default void runtimeConnected(String runtime, boolean up) {
     }
 
-    /** {@code driver_alias_docker_events_total{action}}. */
-    default void dockerEvent(String action) {
+    /**
+     * {@code driver_alias_runtime_events_total{runtime,action}} ({@code action} is the runtime's
+     * own name for the event); for Docker also {@code driver_alias_docker_events_total{action}}.
+     */
+    default void runtimeEvent(String runtime, String action) {
     }
 
     /** {@code driver_alias_reconcile_last_success_timestamp_seconds}. */

@@ -24,7 +24,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -79,12 +78,10 @@ public final class CreateTimeSeeder {
     /**
      * @param driverVersion      the configured or host's driver version, if known
      * @param libraryDirectories where a GPU runtime's files may land, in order
-     * @param gpuRuntimes        OCI runtimes that add the driver's files when asked by the environment
      */
-    public record Settings(Optional<String> driverVersion, List<String> libraryDirectories, Set<String> gpuRuntimes) {
+    public record Settings(Optional<String> driverVersion, List<String> libraryDirectories) {
         public Settings {
             libraryDirectories = List.copyOf(libraryDirectories);
-            gpuRuntimes = Set.copyOf(gpuRuntimes);
         }
     }
 
@@ -125,19 +122,18 @@ public final class CreateTimeSeeder {
      * else the links written (none for a container without a GPU request).
      */
     public Optional<List<LinkAction>> seedIfStarting(ContainerInfo info) {
-        if (info.running() || info.startedAt().isPresent() || !"overlay2".equals(info.graphDriver())) {
+        if (info.running() || info.startedAt().isPresent() || info.overlay().isEmpty()) {
             return Optional.of(List.of());
         }
-        Optional<String> upper = info.graphPath("UpperDir");
-        Optional<String> merged = info.graphPath("MergedDir");
+        ContainerInfo.OverlayLayers layers = info.overlay().get();
         Optional<Wanted> wanted = wanted(info);
-        if (upper.isEmpty() || merged.isEmpty() || wanted.isEmpty()) {
+        if (wanted.isEmpty() || layers.upperDir().isEmpty() || layers.mergedDir().isEmpty()) {
             return Optional.of(List.of());
         }
-        if (!MountedRoot.awaitStarting(merged.get(), START_PATIENCE)) {
+        if (!MountedRoot.awaitStarting(layers.mergedDir(), START_PATIENCE)) {
             return Optional.empty();
         }
-        return Optional.of(seedMounted(info, merged.get(), upper.get(), wanted.get()));
+        return Optional.of(seedMounted(info, layers.mergedDir(), layers.upperDir(), wanted.get()));
     }
 
     /** The links written (each read back), or empty if nothing was seeded. */
@@ -145,23 +141,25 @@ public final class CreateTimeSeeder {
         if (info.running() || info.startedAt().isPresent()) {
             return List.of();
         }
-        if (!"overlay2".equals(info.graphDriver())) {
-            // devicemapper, btrfs, zfs, vfs: no UpperDir/LowerDir to write into before the start.
-            LOG.debug("container {}: not repaired before start: storage driver {} has no overlay layers; "
-                    + "the start path repairs it through /proc/<pid>/root", info.id(), info.graphDriver());
+        if (info.overlay().isEmpty()) {
+            // devicemapper, btrfs, zfs, vfs: no upper and lower layers to write into before the start.
+            LOG.debug("container {}: not repaired before start: storage {} has no overlay layers; "
+                    + "the start path repairs it through /proc/<pid>/root", info.id(), info.storage());
             return List.of();
         }
-        Optional<String> upper = info.graphPath("UpperDir");
-        Optional<String> lower = info.graphPath("LowerDir");
-        Optional<String> merged = info.graphPath("MergedDir");
+        ContainerInfo.OverlayLayers overlay = info.overlay().get();
         Optional<Wanted> wanted = wanted(info);
-        if (upper.isEmpty() || lower.isEmpty() || merged.isEmpty() || wanted.isEmpty()) {
+        if (wanted.isEmpty() || overlay.upperDir().isEmpty() || overlay.mergedDir().isEmpty()) {
             return List.of();
         }
-        if (MountedRoot.starting(merged.get())) {
-            return seedMounted(info, merged.get(), upper.get(), wanted.get());
+        String merged = overlay.mergedDir();
+        if (MountedRoot.starting(merged)) {
+            return seedMounted(info, merged, overlay.upperDir(), wanted.get());
         }
-        UpperLayerWriter.NotStarted notStarted = () -> requireUnmounted(merged.get());
+        if (overlay.lowerDir().isEmpty()) {
+            return List.of();
+        }
+        UpperLayerWriter.NotStarted notStarted = () -> requireUnmounted(merged);
         List<LinkAction> written = new ArrayList<>();
         try {
             // With `docker run` the start usually wins the race: find out before any other work.
@@ -169,7 +167,7 @@ public final class CreateTimeSeeder {
         } catch (ErrnoException e) {
             return written;
         }
-        try (LayerStack layers = LayerStack.open(upper.get(), lower.get(), resolver)) {
+        try (LayerStack layers = LayerStack.open(overlay.upperDir(), overlay.lowerDir(), resolver)) {
             Map<String, List<DriverLibrary>> libraries = wanted.get().in(path -> {
                 Optional<MergedDirectory> dir = layers.directory(path);
                 dir.ifPresent(MergedDirectory::close);
@@ -252,7 +250,7 @@ public final class CreateTimeSeeder {
         if (!declared.isEmpty()) {
             return Optional.of(probe -> libraries(declared));
         }
-        if (!info.gpu().addsDriverFiles(settings.gpuRuntimes())) {
+        if (!info.gpu().addsDriverFiles()) {
             return Optional.empty();
         }
         Map<String, String> expected = RuntimeDriverFiles.expected(learned.expected(info.gpu()), settings.driverVersion());

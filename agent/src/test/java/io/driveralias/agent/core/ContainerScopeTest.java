@@ -23,23 +23,25 @@ class ContainerScopeTest {
         assertThat(new Glob(glob).matches(image)).isEqualTo(matches);
     }
 
+    private static ContainerInfo.Builder image(String image) {
+        return ContainerInfo.builder("c0ffee").image(image);
+    }
+
     @Test
     void podSandboxesAreAlwaysOutOfScope() {
         ContainerScope scope = new ContainerScope(List.of(), List.of());
 
-        assertThat(scope.exclusion("registry.k8s.io/pause:3.9", Map.of("io.kubernetes.docker.type", "podsandbox")))
-                .contains("pod sandbox");
-        assertThat(scope.exclusion("registry.k8s.io/pause:3.9", Map.of("io.kubernetes.docker.type", "container")))
-                .isEmpty();
+        assertThat(scope.exclusion(image("registry.k8s.io/pause:3.9").sandbox(true).build())).contains("pod sandbox");
+        assertThat(scope.exclusion(image("registry.k8s.io/pause:3.9").build())).isEmpty();
     }
 
     @Test
     void excludeWinsOverInclude() {
         ContainerScope scope = new ContainerScope(List.of("nvcr.io/*"), List.of("*:debug"));
 
-        assertThat(scope.exclusion("nvcr.io/nvidia/cuda:12.2.0-base", Map.of())).isEmpty();
-        assertThat(scope.exclusion("nvcr.io/nvidia/cuda:debug", Map.of())).isPresent();
-        assertThat(scope.exclusion("docker.io/library/ubuntu:22.04", Map.of())).contains("image matches no --include-image");
+        assertThat(scope.exclusion(image("nvcr.io/nvidia/cuda:12.2.0-base").build())).isEmpty();
+        assertThat(scope.exclusion(image("nvcr.io/nvidia/cuda:debug").build())).isPresent();
+        assertThat(scope.exclusion(image("docker.io/library/ubuntu:22.04").build())).contains("image matches no --include-image");
     }
 
     @Test

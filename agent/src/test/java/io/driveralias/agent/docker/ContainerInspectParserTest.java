@@ -18,6 +18,10 @@ class ContainerInspectParserTest {
         return JSON.readTree(text);
     }
 
+    private static ContainerInspectParser.Runtimes defaultRuntime(String name) {
+        return new ContainerInspectParser.Runtimes(name, java.util.Set.of("nvidia"));
+    }
+
     @Test
     void runtimeEnvironmentAndDeviceRequestsAreRead() throws IOException {
         JsonNode inspect = json("{\"Id\":\"c\",\"Config\":{\"Env\":[\"PATH=/bin\",\"NVIDIA_VISIBLE_DEVICES=0\","
@@ -25,8 +29,22 @@ class ContainerInspectParserTest {
                 + "\"HostConfig\":{\"Runtime\":\"nvidia\",\"DeviceRequests\":[{\"Driver\":\"\",\"Count\":-1,"
                 + "\"Capabilities\":[[\"gpu\"]]}]}}");
 
-        assertThat(ContainerInspectParser.parse(inspect, "runc").gpu())
-                .isEqualTo(new GpuRequest("nvidia", Optional.of("0"), true, "compute,utility"));
+        assertThat(ContainerInspectParser.parse(inspect, defaultRuntime("runc")).gpu())
+                .isEqualTo(new GpuRequest("nvidia", true, Optional.of("0"), true, false, "compute,utility"));
+    }
+
+    @Test
+    void nvidiaDevicesCdiDevicesAndThePodSandboxAreRead() throws IOException {
+        JsonNode inspect = json("{\"Id\":\"c\",\"Config\":{\"Labels\":{\"io.kubernetes.docker.type\":\"podsandbox\"}},"
+                + "\"HostConfig\":{\"Devices\":[{\"PathOnHost\":\"/dev/nvidia0\",\"PathInContainer\":\"/dev/nvidia0\"}],"
+                + "\"DeviceRequests\":[{\"Driver\":\"cdi\",\"DeviceIDs\":[\"nvidia.com/gpu=all\"]}]},"
+                + "\"GraphDriver\":{\"Name\":\"overlay2\",\"Data\":{\"UpperDir\":\"/u\",\"LowerDir\":\"/l1:/l2\",\"MergedDir\":\"/m\"}}}");
+
+        var info = ContainerInspectParser.parse(inspect, defaultRuntime("runc"));
+        assertThat(info.gpu().deviceNodes()).isTrue();
+        assertThat(info.gpu().deviceRequest()).isTrue();
+        assertThat(info.sandbox()).isTrue();
+        assertThat(info.overlay()).contains(new io.driveralias.agent.core.ContainerInfo.OverlayLayers("/u", "/l1:/l2", "/m"));
     }
 
     @Test
@@ -34,8 +52,8 @@ class ContainerInspectParserTest {
         JsonNode inspect = json("{\"Id\":\"c\",\"Config\":{\"Env\":[\"NVIDIA_VISIBLE_DEVICES=all\"]},"
                 + "\"HostConfig\":{\"DeviceRequests\":null}}");
 
-        assertThat(ContainerInspectParser.parse(inspect, "nvidia").gpu())
-                .isEqualTo(new GpuRequest("nvidia", Optional.of("all"), false, ""));
+        assertThat(ContainerInspectParser.parse(inspect, defaultRuntime("nvidia")).gpu())
+                .isEqualTo(new GpuRequest("nvidia", true, Optional.of("all"), false, false, ""));
     }
 
     @Test
@@ -43,9 +61,10 @@ class ContainerInspectParserTest {
         JsonNode inspect = json("{\"Id\":\"c\",\"Config\":{\"Env\":\"NVIDIA_VISIBLE_DEVICES=all\"},"
                 + "\"HostConfig\":{\"Runtime\":7,\"DeviceRequests\":[{\"Capabilities\":\"gpu\"},{\"Capabilities\":[[1]]}]}}");
 
-        GpuRequest gpu = ContainerInspectParser.parse(inspect, "runc").gpu();
+        GpuRequest gpu = ContainerInspectParser.parse(inspect, defaultRuntime("runc")).gpu();
         assertThat(gpu.visibleDevices()).isEmpty();
-        assertThat(gpu.gpuDeviceRequest()).isFalse();
+        assertThat(gpu.deviceRequest()).isFalse();
+        assertThat(gpu.requested()).isFalse();
     }
 
     @Test
@@ -54,9 +73,9 @@ class ContainerInspectParserTest {
         JsonNode hostConfig = json("{\"ReadonlyRootfs\":true,\"Runtime\":\"gpu\"}");
         JsonNode config = json("{\"Env\":[\"NVIDIA_VISIBLE_DEVICES=all\"]}");
 
-        var info = ContainerInspectParser.listed(listed, "overlay2", java.util.Map.of(), hostConfig, config, "runc");
+        var info = ContainerInspectParser.listed(listed, "overlay2", java.util.Map.of(), hostConfig, config, defaultRuntime("runc"));
         assertThat(info.name()).isEqualTo("n");
         assertThat(info.readOnlyRootfs()).isTrue();
-        assertThat(info.gpu()).isEqualTo(new GpuRequest("gpu", Optional.of("all"), false, ""));
+        assertThat(info.gpu()).isEqualTo(new GpuRequest("gpu", false, Optional.of("all"), false, false, ""));
     }
 }

@@ -2,7 +2,8 @@ package io.driveralias.agent.docker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.driveralias.agent.live.Docker;
+import io.driveralias.agent.live.ContainerRuntime;
+import io.driveralias.agent.live.ContainerRuntime.Action;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -18,10 +19,10 @@ class EventLinesTest {
             + "\"Action\":\"start\",\"Actor\":{\"ID\":\"c1\",\"Attributes\":{\"image\":\"busybox\",\"name\":\"x\"}},"
             + "\"scope\":\"local\",\"time\":1700000000,\"timeNano\":1700000000000000042}\n";
 
-    private static List<Docker.Event> all(InputStream in) throws IOException {
+    private static List<ContainerRuntime.Event> all(InputStream in) throws IOException {
         EventLines lines = new EventLines(in);
-        List<Docker.Event> events = new ArrayList<>();
-        for (Optional<Docker.Event> e = lines.next(); e.isPresent(); e = lines.next()) {
+        List<ContainerRuntime.Event> events = new ArrayList<>();
+        for (Optional<ContainerRuntime.Event> e = lines.next(); e.isPresent(); e = lines.next()) {
             events.add(e.get());
         }
         return events;
@@ -34,31 +35,31 @@ class EventLinesTest {
     @Test
     void readsIdActionAndTheResumePointOfEachLine() throws IOException {
         assertThat(all(text(START + START.replace("c1", "c2").replace("start", "die"))))
-                .containsExactly(new Docker.Event("c1", "start", "1700000000.000000042"),
-                        new Docker.Event("c2", "die", "1700000000.000000042"));
+                .containsExactly(new ContainerRuntime.Event("c1", Action.STARTED, "start", "1700000000.000000042"),
+                        new ContainerRuntime.Event("c2", Action.EXITED, "die", "1700000000.000000042"));
     }
 
     @Test
     void oldDaemonsWithoutActorOrNanosecondsStillGiveTheEvent() throws IOException {
         assertThat(all(text("{\"status\":\"create\",\"id\":\"c9\",\"time\":1600000000}\n")))
-                .containsExactly(new Docker.Event("c9", "create", "1600000000"));
+                .containsExactly(new ContainerRuntime.Event("c9", Action.CREATED, "create", "1600000000"));
     }
 
     @Test
     void otherTypesBlankAndBrokenLinesAreSkipped() throws IOException {
         String stream = "\n{\"Type\":\"network\",\"Action\":\"connect\",\"Actor\":{\"ID\":\"n1\"}}\nnot json\n[1,2]\n"
                 + "{\"Action\":5,\"id\":\"c3\"}\n" + START;
-        assertThat(all(text(stream))).extracting(Docker.Event::containerId).containsExactly("c1");
+        assertThat(all(text(stream))).extracting(ContainerRuntime.Event::containerId).containsExactly("c1");
     }
 
     @Test
     void aLineOverTheBoundIsCutButItsHeadStillCounts() throws IOException {
         String labels = "\"l\":\"" + "x".repeat(3 * EventLines.MAX_LINE) + "\"";
         String huge = START.replace("\"name\":\"x\"", labels).replace("c1", "big");
-        List<Docker.Event> events = all(text(huge + START));
+        List<ContainerRuntime.Event> events = all(text(huge + START));
         // The head names the container and the action; the time came after the labels: unknown.
-        assertThat(events).containsExactly(new Docker.Event("big", "start", ""),
-                new Docker.Event("c1", "start", "1700000000.000000042"));
+        assertThat(events).containsExactly(new ContainerRuntime.Event("big", Action.STARTED, "start", ""),
+                new ContainerRuntime.Event("c1", Action.STARTED, "start", "1700000000.000000042"));
     }
 
     @Test

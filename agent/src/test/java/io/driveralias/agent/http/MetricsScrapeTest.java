@@ -63,9 +63,9 @@ class MetricsScrapeTest {
         metrics.resyncInterval(Duration.ofSeconds(60));
         metrics.repairDuration(Duration.ofMillis(18));
         metrics.exposure(Duration.ZERO);
-        metrics.dockerConnected(true);
-        metrics.dockerEvent("create");
-        metrics.dockerEvent("start");
+        metrics.runtimeConnected("docker", true);
+        metrics.runtimeEvent("docker", "create");
+        metrics.runtimeEvent("docker", "start");
         metrics.reconcileSucceeded(Instant.now());
         metrics.driverVersion("535.104.05");
         metrics.kubernetesEvent("sent");

@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -28,7 +29,7 @@ class AgentTest {
     @TempDir
     Path dir;
 
-    private final FakeDocker docker = new FakeDocker();
+    private final FakeRuntime docker = new FakeRuntime();
     private final FakeAgentMetrics metrics = new FakeAgentMetrics();
     private ContainerFixtures fixtures;
     private Agent agent;
@@ -46,7 +47,7 @@ class AgentTest {
     }
 
     private void start(int workers, int queueCapacity) throws InterruptedException {
-        agent = new Agent(docker, new DockerEvents(docker), fixtures.repairer(docker, null),
+        agent = new Agent(List.of(new Agent.Watched(docker, new RuntimeEvents(docker), fixtures.repairer(docker, null))),
                 new ExaminationReporter(metrics, PodEvents.NOOP), metrics, Clock.systemUTC(), workers,
                 Duration.ofHours(1), Duration.ofSeconds(2),
                 new Agent.Tuning(queueCapacity, Duration.ofMillis(250), 0, Duration.ofMillis(20)));
@@ -61,8 +62,7 @@ class AgentTest {
     }
 
     private static ContainerInfo created(ContainerInfo c) {
-        return new ContainerInfo(c.id(), c.name(), c.image(), c.labels(), false, 0, Optional.empty(), c.mounts(),
-                c.graphDriver(), c.graphData(), false, "");
+        return c.toBuilder().running(false).pid(0).startedAt(Optional.empty()).build();
     }
 
     private boolean linked(ContainerInfo c) {
@@ -177,6 +177,32 @@ class AgentTest {
         running();
         agent.reconcile(false);
         assertThat(metrics.refused()).isEqualTo(3);
+    }
+
+    @Test
+    void twoRuntimesFeedOneQueueAndTheAgentIsReadyOnlyWhileBothAre() throws Exception {
+        FakeRuntime containerd = new FakeRuntime("containerd");
+        agent = new Agent(List.of(new Agent.Watched(docker, new RuntimeEvents(docker), fixtures.repairer(docker, null)),
+                new Agent.Watched(containerd, new RuntimeEvents(containerd), fixtures.repairer(containerd, null))),
+                new ExaminationReporter(metrics, PodEvents.NOOP), metrics, Clock.systemUTC(), 2, Duration.ofHours(1),
+                Duration.ofSeconds(2), new Agent.Tuning(100, Duration.ZERO, 0, Duration.ofMillis(20)));
+        agent.start();
+        await("ready", WAIT, agent::ready);
+        ContainerInfo inDocker = running();
+        ContainerInfo inContainerd = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
+        containerd.put(inContainerd);
+
+        docker.emit(inDocker.id(), "start", "1.1");
+        containerd.emit(inContainerd.id(), "task-create", "");
+
+        await("both repaired", WAIT, () -> linked(inDocker) && linked(inContainerd));
+        assertThat(containerd.inspects(inContainerd.id())).as("asked of its own runtime").isPositive();
+        assertThat(docker.inspects(inContainerd.id())).isZero();
+        containerd.answersPing(false);
+        await("unready while containerd does not answer", WAIT, () -> !agent.ready());
+        assertThat(metrics.dockerUp()).as("Docker itself is fine").isTrue();
+        containerd.answersPing(true);
+        await("ready again", WAIT, agent::ready);
     }
 
     @Test

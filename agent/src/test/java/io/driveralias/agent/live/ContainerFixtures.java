@@ -16,7 +16,6 @@ import java.time.Clock;
 import java.time.Instant;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -64,9 +63,11 @@ final class ContainerFixtures {
         if (!Files.exists(lib.resolve(DRIVER_FILE))) {
             Files.createFile(lib.resolve(DRIVER_FILE));
         }
-        return new ContainerInfo(id, "c-" + id.substring(0, 6), "cuda:12", Map.of(), true, 900_000 + NEXT.get(),
-                Optional.of(startedAt), List.of(new ContainerInfo.Mount("bind", hostDriver.toString(),
-                LIB + "/" + DRIVER_FILE, false)), "overlay2", Map.of("MergedDir", merged.toString()), false, "");
+        return ContainerInfo.builder(id).name("c-" + id.substring(0, 6)).image("cuda:12").running(true)
+                .pid(900_000 + NEXT.get()).startedAt(Optional.of(startedAt))
+                .mounts(List.of(new ContainerInfo.Mount("bind", hostDriver.toString(), LIB + "/" + DRIVER_FILE, false)))
+                .storage("overlay2").overlay(Optional.of(new ContainerInfo.OverlayLayers("", "", merged.toString())))
+                .build();
     }
 
     /**
@@ -78,20 +79,21 @@ final class ContainerFixtures {
         Path upper = Files.createDirectories(layers.resolve("upper"));
         Path lower = Files.createDirectories(layers.resolve("lower"));
         Files.createDirectories(lower.resolve(LIB.substring(1)));
-        return new ContainerInfo(id, "c-" + id.substring(0, 6), image, Map.of(), false, 0, Optional.empty(),
-                List.of(new ContainerInfo.Mount("bind", hostDriver.toString(), LIB + "/" + DRIVER_FILE, false)),
-                "overlay2", Map.of("UpperDir", upper.toString(), "LowerDir", lower.toString(),
-                "MergedDir", layers.resolve("merged").toString()), readOnlyRootfs, "");
+        return ContainerInfo.builder(id).name("c-" + id.substring(0, 6)).image(image)
+                .mounts(List.of(new ContainerInfo.Mount("bind", hostDriver.toString(), LIB + "/" + DRIVER_FILE, false)))
+                .storage("overlay2").overlay(Optional.of(new ContainerInfo.OverlayLayers(upper.toString(), lower.toString(),
+                        layers.resolve("merged").toString())))
+                .readOnlyRootfs(readOnlyRootfs).build();
     }
 
     CreateTimeSeeder seeder() {
         PathResolver resolver = PathResolver.detect(false);
         DriverLocator locator = new DriverLocator(new SonameCache(64), new HostRoot(hostProc.toString(), resolver));
         return new CreateTimeSeeder(locator::hostFileSoname, gpu -> locator.learnedDriverFiles(), new AliasPlanner(false),
-                resolver, new CreateTimeSeeder.Settings(Optional.of(VERSION), List.of(LIB), java.util.Set.of("nvidia")));
+                resolver, new CreateTimeSeeder.Settings(Optional.of(VERSION), List.of(LIB)));
     }
 
-    ContainerRepairer repairer(Docker docker, CreateTimeSeeder seeder, ContainerScope scope) {
+    ContainerRepairer repairer(ContainerRuntime docker, CreateTimeSeeder seeder, ContainerScope scope) {
         PathResolver resolver = PathResolver.detect(false);
         return new ContainerRepairer(docker, new ContainerRoots(hostProc.toString(), resolver),
                 new RootRepairer(new DriverLocator(new SonameCache(64), new HostRoot(hostProc.toString(), resolver)),
@@ -101,23 +103,21 @@ final class ContainerFixtures {
 
     /** The same container, exited. */
     static ContainerInfo exited(ContainerInfo info) {
-        return new ContainerInfo(info.id(), info.name(), info.image(), info.labels(), false, 0, info.startedAt(),
-                info.mounts(), info.graphDriver(), info.graphData(), info.readOnlyRootfs(), info.user());
+        return info.toBuilder().running(false).pid(0).build();
     }
 
     /** The same container, started again later (new pid, new start). */
     static ContainerInfo restarted(ContainerInfo info) {
-        return new ContainerInfo(info.id(), info.name(), info.image(), info.labels(), true, info.pid() + 1,
-                info.startedAt().map(s -> s.plusSeconds(5)), info.mounts(), info.graphDriver(), info.graphData(),
-                info.readOnlyRootfs(), info.user());
+        return info.toBuilder().running(true).pid(info.pid() + 1).startedAt(info.startedAt().map(s -> s.plusSeconds(5)))
+                .build();
     }
 
     /** The container's library directory on disk. */
     Path libraryDirectory(ContainerInfo info) {
-        return Path.of(info.graphData().get("MergedDir")).resolve(LIB.substring(1));
+        return Path.of(info.overlay().orElseThrow().mergedDir()).resolve(LIB.substring(1));
     }
 
-    ContainerRepairer repairer(Docker docker, CreateTimeSeeder seeder) {
+    ContainerRepairer repairer(ContainerRuntime docker, CreateTimeSeeder seeder) {
         return repairer(docker, seeder, new ContainerScope(List.of(), List.of()));
     }
 }

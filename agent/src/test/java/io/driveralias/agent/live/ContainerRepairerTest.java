@@ -21,7 +21,7 @@ class ContainerRepairerTest {
     @TempDir
     Path dir;
 
-    private final FakeDocker docker = new FakeDocker();
+    private final FakeRuntime docker = new FakeRuntime();
     private ContainerFixtures fixtures;
     private ContainerRepairer repairer;
 
@@ -137,8 +137,7 @@ class ContainerRepairerTest {
     @Test
     void aCreatedContainerIsNotExaminedBeforeItStarts() throws Exception {
         ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
-        docker.put(new ContainerInfo(c.id(), c.name(), c.image(), c.labels(), false, 0, Optional.empty(), c.mounts(),
-                c.graphDriver(), c.graphData(), false, ""));
+        docker.put(c.toBuilder().running(false).pid(0).startedAt(Optional.empty()).build());
 
         assertThat(examine(c.id(), Optional.empty(), false)).isEmpty();
         assertThat(fixtures.libraryDirectory(c).resolve(ContainerFixtures.ALIAS)).doesNotExist();
@@ -174,15 +173,15 @@ class ContainerRepairerTest {
     }
 
     private static Path upperAlias(ContainerInfo c) {
-        return Path.of(c.graphData().get("UpperDir"), ContainerFixtures.LIB.substring(1), ContainerFixtures.ALIAS);
+        return Path.of(c.overlay().orElseThrow().upperDir(), ContainerFixtures.LIB.substring(1), ContainerFixtures.ALIAS);
     }
 
     @Test
     void aCreatedContainerIsLookedAtWithoutInspectAndOnlyAGpuOneThatIsNotStartingGoesOnToInspect() throws Exception {
         ContainerRepairer seeding = fixtures.repairer(docker, fixtures.seeder());
         ContainerInfo gpu = fixtures.createdOnOverlay(ContainerFixtures.newId(), "cuda", false);
-        ContainerInfo plain = new ContainerInfo(ContainerFixtures.newId(), "web", "nginx", java.util.Map.of(), false, 0,
-                Optional.empty(), List.of(), "overlay2", gpu.graphData(), false, "");
+        ContainerInfo plain = ContainerInfo.builder(ContainerFixtures.newId()).name("web").image("nginx")
+                .storage("overlay2").overlay(gpu.overlay()).build();
         ContainerInfo readOnly = fixtures.createdOnOverlay(ContainerFixtures.newId(), "cuda", true);
         List.of(gpu, plain, readOnly).forEach(docker::put);
 

@@ -9,8 +9,6 @@ import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -24,8 +22,8 @@ class ContainerRootsTest {
     Path proc;
 
     private ContainerInfo running(int pid) {
-        return new ContainerInfo(ID, "/x", "img", Map.of(), true, pid, Optional.of(Instant.EPOCH), List.of(),
-                "overlay2", Map.of(), false, "");
+        return ContainerInfo.builder(ID).name("/x").image("img").running(true).pid(pid)
+                .startedAt(Optional.of(Instant.EPOCH)).storage("overlay2").build();
     }
 
     private Path process(int pid, String mountinfo) throws IOException {

@@ -91,8 +91,10 @@ final class FakeAgentMetrics implements RepairMetrics {
     }
 
     @Override
-    public void dockerConnected(boolean up) {
-        dockerUp = up;
+    public void runtimeConnected(String runtime, boolean up) {
+        if (runtime.equals("docker")) {
+            dockerUp = up;
+        }
     }
 
     /** Polls {@code condition} every few milliseconds until it holds or {@code timeout} passes. */

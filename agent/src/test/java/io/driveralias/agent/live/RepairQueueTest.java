@@ -14,30 +14,43 @@ class RepairQueueTest {
 
     private static final Instant T0 = Instant.parse("2026-11-30T10:00:00Z");
 
+    private static RepairQueue.Key key(String id) {
+        return new RepairQueue.Key("docker", id);
+    }
+
+    @Test
+    void containersOfTwoRuntimesWithTheSameIdAreTwoJobs() throws Exception {
+        RepairQueue queue = new RepairQueue(10, Duration.ZERO);
+        assertThat(queue.offer(new RepairQueue.Job(key("a"), T0, "start"))).isEqualTo(RepairQueue.Offer.QUEUED);
+        assertThat(queue.offer(new RepairQueue.Job(new RepairQueue.Key("containerd", "a"), T0, "start")))
+                .isEqualTo(RepairQueue.Offer.QUEUED);
+        assertThat(queue.size()).isEqualTo(2);
+    }
+
     @Test
     void aBurstForOneContainerIsOneJobThatKeepsTheFirstArrival() throws Exception {
         RepairQueue queue = new RepairQueue(10, Duration.ZERO);
 
-        assertThat(queue.offer(new RepairQueue.Job("a", T0.plusMillis(5), "create"))).isEqualTo(RepairQueue.Offer.QUEUED);
-        assertThat(queue.offer(new RepairQueue.Job("a", T0, "start"))).isEqualTo(RepairQueue.Offer.MERGED);
-        assertThat(queue.offer(new RepairQueue.Job("a", T0.plusMillis(9), "reconcile"))).isEqualTo(RepairQueue.Offer.MERGED);
+        assertThat(queue.offer(new RepairQueue.Job(key("a"), T0.plusMillis(5), "create"))).isEqualTo(RepairQueue.Offer.QUEUED);
+        assertThat(queue.offer(new RepairQueue.Job(key("a"), T0, "start"))).isEqualTo(RepairQueue.Offer.MERGED);
+        assertThat(queue.offer(new RepairQueue.Job(key("a"), T0.plusMillis(9), "reconcile"))).isEqualTo(RepairQueue.Offer.MERGED);
 
         assertThat(queue.size()).isEqualTo(1);
         RepairQueue.Job job = queue.take();
-        assertThat(job.containerId()).isEqualTo("a");
+        assertThat(job.key()).isEqualTo(key("a"));
         assertThat(job.receivedAt()).isEqualTo(T0);
     }
 
     @Test
     void neverTwoWorkersOnOneContainer() throws Exception {
         RepairQueue queue = new RepairQueue(10, Duration.ZERO);
-        queue.offer(new RepairQueue.Job("a", T0, "start"));
+        queue.offer(new RepairQueue.Job(key("a"), T0, "start"));
         RepairQueue.Job first = queue.take();
-        queue.offer(new RepairQueue.Job("a", T0.plusSeconds(1), "start"));
-        queue.offer(new RepairQueue.Job("b", T0.plusSeconds(2), "start"));
+        queue.offer(new RepairQueue.Job(key("a"), T0.plusSeconds(1), "start"));
+        queue.offer(new RepairQueue.Job(key("b"), T0.plusSeconds(2), "start"));
 
         // "a" is in flight, so the next worker gets "b" although "a" waited longer.
-        assertThat(queue.take().containerId()).isEqualTo("b");
+        assertThat(queue.take().key()).isEqualTo(key("b"));
         CompletableFuture<RepairQueue.Job> blocked = CompletableFuture.supplyAsync(() -> {
             try {
                 return queue.take();
@@ -48,41 +61,41 @@ class RepairQueueTest {
         Thread.sleep(100);
         assertThat(blocked).isNotDone();
 
-        queue.done(first.containerId());
+        queue.done(first.key());
 
-        assertThat(blocked.get(5, TimeUnit.SECONDS).containerId()).isEqualTo("a");
+        assertThat(blocked.get(5, TimeUnit.SECONDS).key()).isEqualTo(key("a"));
     }
 
     @Test
     void boundedAndClosable() throws Exception {
         RepairQueue queue = new RepairQueue(2, Duration.ZERO);
-        assertThat(queue.offer(new RepairQueue.Job("a", T0, "start"))).isEqualTo(RepairQueue.Offer.QUEUED);
-        assertThat(queue.offer(new RepairQueue.Job("b", T0, "start"))).isEqualTo(RepairQueue.Offer.QUEUED);
-        assertThat(queue.offer(new RepairQueue.Job("c", T0, "start"))).as("full").isEqualTo(RepairQueue.Offer.FULL);
+        assertThat(queue.offer(new RepairQueue.Job(key("a"), T0, "start"))).isEqualTo(RepairQueue.Offer.QUEUED);
+        assertThat(queue.offer(new RepairQueue.Job(key("b"), T0, "start"))).isEqualTo(RepairQueue.Offer.QUEUED);
+        assertThat(queue.offer(new RepairQueue.Job(key("c"), T0, "start"))).as("full").isEqualTo(RepairQueue.Offer.FULL);
 
         queue.close();
 
         assertThat(queue.take()).isNull();
-        assertThat(queue.offer(new RepairQueue.Job("d", T0, "start"))).isEqualTo(RepairQueue.Offer.CLOSED);
+        assertThat(queue.offer(new RepairQueue.Job(key("d"), T0, "start"))).isEqualTo(RepairQueue.Offer.CLOSED);
     }
 
     @Test
     void startedContainersGoFirst() throws Exception {
         RepairQueue queue = new RepairQueue(10, Duration.ZERO);
-        queue.offer(new RepairQueue.Job("a", T0, "create"));
-        queue.offer(new RepairQueue.Job("b", T0.plusMillis(1), "reconcile"));
-        queue.offer(new RepairQueue.Job("c", T0.plusMillis(2), "start"));
-        queue.offer(new RepairQueue.Job("a", T0.plusMillis(3), "start"));
+        queue.offer(new RepairQueue.Job(key("a"), T0, "create"));
+        queue.offer(new RepairQueue.Job(key("b"), T0.plusMillis(1), "reconcile"));
+        queue.offer(new RepairQueue.Job(key("c"), T0.plusMillis(2), "start"));
+        queue.offer(new RepairQueue.Job(key("a"), T0.plusMillis(3), "start"));
 
-        assertThat(queue.take().containerId()).isEqualTo("a");
-        assertThat(queue.take().containerId()).isEqualTo("c");
-        assertThat(queue.take().containerId()).isEqualTo("b");
+        assertThat(queue.take().key()).isEqualTo(key("a"));
+        assertThat(queue.take().key()).isEqualTo(key("c"));
+        assertThat(queue.take().key()).isEqualTo(key("b"));
     }
 
     @Test
     void aCreatedContainerWaitsForItsStartToJoinIt() throws Exception {
         RepairQueue queue = new RepairQueue(10, Duration.ofMillis(300));
-        queue.offer(new RepairQueue.Job("a", T0, "create"));
+        queue.offer(new RepairQueue.Job(key("a"), T0, "create"));
         CompletableFuture<RepairQueue.Job> taken = CompletableFuture.supplyAsync(() -> {
             try {
                 return queue.take();
@@ -93,7 +106,7 @@ class RepairQueueTest {
         Thread.sleep(100);
         assertThat(taken).as("not yet eligible").isNotDone();
 
-        queue.offer(new RepairQueue.Job("a", T0.plusMillis(40), "start"));
+        queue.offer(new RepairQueue.Job(key("a"), T0.plusMillis(40), "start"));
 
         RepairQueue.Job job = taken.get(5, TimeUnit.SECONDS);
         assertThat(job.trigger()).isEqualTo("start");
@@ -104,7 +117,7 @@ class RepairQueueTest {
     void aCreatedContainerAloneIsTakenAfterTheDelay() throws Exception {
         RepairQueue queue = new RepairQueue(10, Duration.ofMillis(200));
         long start = System.nanoTime();
-        queue.offer(new RepairQueue.Job("a", T0, "create"));
+        queue.offer(new RepairQueue.Job(key("a"), T0, "create"));
 
         RepairQueue.Job job = queue.take();
 

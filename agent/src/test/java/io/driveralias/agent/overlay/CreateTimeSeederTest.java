@@ -18,7 +18,6 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -59,13 +58,15 @@ class CreateTimeSeederTest {
         DriverLocator locator = new DriverLocator(new SonameCache(16),
                 new HostRoot(dir.resolve("no-proc").toString(), resolver));
         seeder = new CreateTimeSeeder(locator::hostFileSoname, gpu -> learned, new AliasPlanner(false), resolver,
-                new CreateTimeSeeder.Settings(Optional.of(VERSION), LIBRARY_DIRECTORIES, Set.of("nvidia")));
+                new CreateTimeSeeder.Settings(Optional.of(VERSION), LIBRARY_DIRECTORIES));
     }
 
     private ContainerInfo created(List<ContainerInfo.Mount> mounts, String driver) {
-        return new ContainerInfo("c0ffee", "job", "cuda", Map.of(), false, 0, Optional.empty(), mounts, driver,
-                Map.of("UpperDir", upper.toString(), "LowerDir", lower.toString(), "MergedDir", merged.toString()),
-                false, "");
+        Optional<ContainerInfo.OverlayLayers> overlay = driver.equals("overlay2")
+                ? Optional.of(new ContainerInfo.OverlayLayers(upper.toString(), lower.toString(), merged.toString()))
+                : Optional.empty();
+        return ContainerInfo.builder("c0ffee").name("job").image("cuda").mounts(mounts).storage(driver).overlay(overlay)
+                .build();
     }
 
     private ContainerInfo gpuRequest() {
@@ -96,15 +97,14 @@ class CreateTimeSeederTest {
 
     private ContainerInfo runtimeRequest(GpuRequest gpu) {
         ContainerInfo c = created(List.of(), "overlay2");
-        return new ContainerInfo(c.id(), c.name(), c.image(), c.labels(), false, 0, Optional.empty(), List.of(),
-                c.graphDriver(), c.graphData(), false, "", gpu);
+        return c.toBuilder().gpu(gpu).build();
     }
 
     @Test
     void aContainerAskingTheGpuRuntimeGetsAliasesToTheFilesEarlierContainersReceived() throws IOException {
         learned = Map.of(FILE, "libjsig.so", "libjsig.so.0.9.0", "libjsig.so");
 
-        List<LinkAction> links = seeder.seed(runtimeRequest(new GpuRequest("nvidia", Optional.of("all"), false, "")));
+        List<LinkAction> links = seeder.seed(runtimeRequest(new GpuRequest("nvidia", true, Optional.of("all"), false, false, "")));
 
         // This image has no multiarch directory: the runtime puts its files into /usr/lib64.
         assertThat(links).extracting(LinkAction::name).containsExactly("libjsig.so");
@@ -115,11 +115,11 @@ class CreateTimeSeederTest {
 
     @Test
     void aRuntimeRequestBeforeAnyContainerShowedTheFilesOrWithoutAGpuRuntimeWritesNothing() throws IOException {
-        assertThat(seeder.seed(runtimeRequest(new GpuRequest("nvidia", Optional.of("all"), false, "")))).isEmpty();
+        assertThat(seeder.seed(runtimeRequest(new GpuRequest("nvidia", true, Optional.of("all"), false, false, "")))).isEmpty();
 
         learned = Map.of(FILE, "libjsig.so");
-        assertThat(seeder.seed(runtimeRequest(new GpuRequest("runc", Optional.of("all"), false, "")))).isEmpty();
-        assertThat(seeder.seed(runtimeRequest(new GpuRequest("nvidia", Optional.of("void"), false, "")))).isEmpty();
+        assertThat(seeder.seed(runtimeRequest(new GpuRequest("runc", false, Optional.of("all"), false, false, "")))).isEmpty();
+        assertThat(seeder.seed(runtimeRequest(new GpuRequest("nvidia", true, Optional.of("void"), false, false, "")))).isEmpty();
         assertThat(seeder.seed(runtimeRequest(GpuRequest.NONE))).isEmpty();
         assertThat(upperContents()).isEmpty();
     }
@@ -128,7 +128,7 @@ class CreateTimeSeederTest {
     void aLearnedNameThatCouldRedirectTheLoaderIsNotLinked() throws IOException {
         learned = Map.of(FILE, "libc.so.6");
 
-        assertThat(seeder.seed(runtimeRequest(new GpuRequest("runc", Optional.empty(), true, "")))).isEmpty();
+        assertThat(seeder.seed(runtimeRequest(new GpuRequest("runc", false, Optional.empty(), true, false, "")))).isEmpty();
         assertThat(upperContents()).isEmpty();
     }
 
@@ -149,9 +149,7 @@ class CreateTimeSeederTest {
     @Test
     void aContainerWhoseRootIsAlreadyMountedOrThatRanIsLeftToTheStartPath() throws IOException {
         ContainerInfo c = gpuRequest();
-        ContainerInfo started = new ContainerInfo(c.id(), c.name(), c.image(), c.labels(), false, 0,
-                Optional.of(Instant.parse("2026-11-30T10:00:00Z")), c.mounts(), c.graphDriver(), c.graphData(), false,
-                "");
+        ContainerInfo started = c.toBuilder().startedAt(Optional.of(Instant.parse("2026-11-30T10:00:00Z"))).build();
         assertThat(seeder.seed(started)).isEmpty();
 
         Files.createDirectory(merged);

@@ -6,30 +6,30 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Docker's event stream, kept open: on any break it reconnects with capped exponential
+ * A runtime's event stream, kept open: on any break it reconnects with capped exponential
  * backoff (100 ms doubling to 1 s: a reconnect is one cheap local request, and a container
  * started while the agent waits is exposed until it is back), resumes with {@code since} the
- * last event it saw, and tells the listener, which reconciles (Docker replays only its last
- * 256 events).
+ * last event it saw where the runtime replays (Docker keeps its last 256 events, containerd
+ * none), and tells the listener, which reconciles.
  */
-public final class DockerEvents implements ContainerEvents {
+public final class RuntimeEvents implements ContainerEvents {
 
-    private static final Logger LOG = LoggerFactory.getLogger(DockerEvents.class);
+    private static final Logger LOG = LoggerFactory.getLogger(RuntimeEvents.class);
     private static final Duration FIRST_BACKOFF = Duration.ofMillis(100);
     private static final Duration MAX_BACKOFF = Duration.ofSeconds(1);
 
-    private final Docker docker;
+    private final ContainerRuntime runtime;
     private final Thread thread;
     private volatile boolean running = true;
-    private volatile Docker.EventStream stream;
+    private volatile ContainerRuntime.EventStream stream;
     private volatile String since;
     /** Whether the current try got as far as a subscription: the next outage starts a new backoff. */
     private boolean connected;
     private Listener listener;
 
-    public DockerEvents(Docker docker) {
-        this.docker = docker;
-        this.thread = new Thread(this::loop, "docker-events");
+    public RuntimeEvents(ContainerRuntime runtime) {
+        this.runtime = runtime;
+        this.thread = new Thread(this::loop, runtime.name() + "-events");
         this.thread.setDaemon(true);
     }
 
@@ -51,7 +51,7 @@ public final class DockerEvents implements ContainerEvents {
             connected = false;
             try {
                 why = follow();
-            } catch (DockerException e) {
+            } catch (ContainerRuntimeException e) {
                 why = e.getMessage();
             } catch (RuntimeException e) {
                 why = e.toString();
@@ -65,10 +65,11 @@ public final class DockerEvents implements ContainerEvents {
             listener.onDisconnected(why);
             // Once per outage at WARN; the retries that follow only at DEBUG.
             if (backoff.equals(FIRST_BACKOFF)) {
-                LOG.warn("Docker event stream at {} lost ({}); reconnecting every {} ms until it answers", docker.host(),
-                        why, MAX_BACKOFF.toMillis());
+                LOG.warn("{} event stream at {} lost ({}); reconnecting every {} ms until it answers", runtime.name(),
+                        runtime.endpoint(), why, MAX_BACKOFF.toMillis());
             } else {
-                LOG.debug("Docker at {} still unreachable ({}); next try in {} ms", docker.host(), why, backoff.toMillis());
+                LOG.debug("{} at {} still unreachable ({}); next try in {} ms", runtime.name(), runtime.endpoint(), why,
+                        backoff.toMillis());
             }
             try {
                 Thread.sleep(backoff);
@@ -80,21 +81,21 @@ public final class DockerEvents implements ContainerEvents {
     }
 
     /** One connection: subscribes, hands each event over at once, returns why it ended. */
-    private String follow() throws DockerException {
-        docker.negotiate();
-        try (Docker.EventStream s = docker.events(Optional.ofNullable(since))) {
+    private String follow() throws ContainerRuntimeException {
+        String api = runtime.connect();
+        try (ContainerRuntime.EventStream s = runtime.events(Optional.ofNullable(since))) {
             stream = s;
             if (!running) {
                 return "closed";
             }
             connected = true;
-            listener.onConnected();
-            for (Optional<Docker.Event> next = s.next(); next.isPresent(); next = s.next()) {
-                Docker.Event event = next.get();
+            listener.onConnected(api);
+            for (Optional<ContainerRuntime.Event> next = s.next(); next.isPresent(); next = s.next()) {
+                ContainerRuntime.Event event = next.get();
                 if (!event.time().isEmpty()) {
                     since = event.time();
                 }
-                listener.onEvent(event.containerId(), event.action());
+                listener.onEvent(event);
             }
             return "stream ended";
         } finally {
@@ -105,7 +106,7 @@ public final class DockerEvents implements ContainerEvents {
     @Override
     public void close() {
         running = false;
-        Docker.EventStream s = stream;
+        ContainerRuntime.EventStream s = stream;
         if (s != null) {
             s.close();
         }

@@ -12,13 +12,18 @@ import java.util.concurrent.LinkedBlockingQueue;
 import java.util.function.UnaryOperator;
 
 /**
- * Docker for unit tests: containers and events are injected, calls are recorded. An event
- * stream ends when the test breaks it ({@link #breakStream()}), as a restarted daemon's would.
+ * A container runtime for unit tests: containers and events are injected, calls are recorded.
+ * An event stream ends when the test breaks it ({@link #breakStream()}), as a restarted
+ * daemon's would. Events are named as Docker names them ({@code create}, {@code start}, ...).
  */
-final class FakeDocker implements Docker {
+final class FakeRuntime implements ContainerRuntime {
 
     /** Marks the end of one subscription in the event queue. */
-    private static final Event END = new Event("", "", "");
+    private static final Event END = new Event("", Action.REMOVED, "", "");
+    private static final Map<String, Action> ACTIONS = Map.of("create", Action.CREATED, "start", Action.STARTED,
+            "die", Action.EXITED, "destroy", Action.REMOVED, "task-create", Action.PROCESS_CREATED);
+
+    private final String name;
 
     private final Map<String, ContainerInfo> containers = new LinkedHashMap<>();
     private final Map<String, Integer> inspects = new HashMap<>();
@@ -44,8 +49,16 @@ final class FakeDocker implements Docker {
         afterInspect.computeIfAbsent(id, k -> new HashMap<>()).put(n, change);
     }
 
+    FakeRuntime() {
+        this("docker");
+    }
+
+    FakeRuntime(String name) {
+        this.name = name;
+    }
+
     void emit(String id, String action, String time) {
-        events.add(new Event(id, action, time));
+        events.add(new Event(id, ACTIONS.get(action), action, time));
     }
 
     /** The current subscription ends; the agent's stream reconnects. */
@@ -74,19 +87,19 @@ final class FakeDocker implements Docker {
     }
 
     @Override
-    public String host() {
-        return "fake://docker";
+    public String name() {
+        return name;
     }
 
     @Override
-    public synchronized String negotiate() throws DockerException {
+    public String endpoint() {
+        return "fake://" + name;
+    }
+
+    @Override
+    public synchronized String connect() throws ContainerRuntimeException {
         requireReachable();
-        return "1.43";
-    }
-
-    @Override
-    public String apiVersion() throws DockerException {
-        return negotiate();
+        return "API 1.43";
     }
 
     @Override
@@ -95,7 +108,7 @@ final class FakeDocker implements Docker {
     }
 
     @Override
-    public synchronized ContainerInfo inspect(String id) throws DockerException {
+    public synchronized ContainerInfo describe(String id) throws ContainerRuntimeException {
         requireReachable();
         int n = inspects.merge(id, 1, Integer::sum);
         ContainerInfo info = containers.get(id);
@@ -109,14 +122,14 @@ final class FakeDocker implements Docker {
             }
         }
         if (info == null) {
-            throw new DockerException.NoSuchContainer(id);
+            throw new ContainerRuntimeException.NoSuchContainer(id);
         }
         return info;
     }
 
     /** The container as created, from the list (not counted as an inspect): never blocked by a start. */
     @Override
-    public synchronized Optional<ContainerInfo> peekCreated(String id) throws DockerException {
+    public synchronized Optional<ContainerInfo> peekCreated(String id) throws ContainerRuntimeException {
         requireReachable();
         peeks++;
         return Optional.ofNullable(containers.get(id)).filter(c -> !c.running() && c.startedAt().isEmpty());
@@ -127,21 +140,21 @@ final class FakeDocker implements Docker {
     }
 
     @Override
-    public synchronized List<String> runningContainerIds() throws DockerException {
+    public synchronized List<String> runningContainerIds() throws ContainerRuntimeException {
         requireReachable();
         lists++;
         return containers.values().stream().filter(ContainerInfo::running).map(ContainerInfo::id).toList();
     }
 
     @Override
-    public synchronized EventStream events(Optional<String> since) throws DockerException {
+    public synchronized EventStream events(Optional<String> since) throws ContainerRuntimeException {
         requireReachable();
         subscriptions.add(since);
         return new EventStream() {
             private volatile boolean closed;
 
             @Override
-            public Optional<Event> next() throws DockerException {
+            public Optional<Event> next() throws ContainerRuntimeException {
                 try {
                     while (!closed) {
                         Event e = events.poll(20, java.util.concurrent.TimeUnit.MILLISECONDS);
@@ -152,7 +165,7 @@ final class FakeDocker implements Docker {
                     return Optional.empty();
                 } catch (InterruptedException ex) {
                     Thread.currentThread().interrupt();
-                    throw new DockerException.Unreachable("interrupted", ex);
+                    throw new ContainerRuntimeException.Unreachable("interrupted", ex);
                 }
             }
 
@@ -163,9 +176,9 @@ final class FakeDocker implements Docker {
         };
     }
 
-    private void requireReachable() throws DockerException {
+    private void requireReachable() throws ContainerRuntimeException {
         if (unreachable) {
-            throw new DockerException.Unreachable("connection refused", null);
+            throw new ContainerRuntimeException.Unreachable("connection refused", null);
         }
     }
 

@@ -1,0 +1,93 @@
+package io.driveralias.agent.live;
+
+import io.driveralias.agent.core.ContainerInfo;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * All the agent asks of one container runtime, owned here by the code that asks: its container
+ * events, its running containers, one container's description, and whether it answers. One
+ * adapter per runtime ({@code docker.DockerEngine}, {@code containerd.ContainerdRuntime}); unit
+ * tests use a fake. Everything after this port (queue, repair, reporting) is shared. Errors are
+ * types: {@link ContainerRuntimeException.NoSuchContainer} for a container that does not exist
+ * (any more), {@link ContainerRuntimeException.Unreachable} for a runtime that does not answer.
+ */
+public interface ContainerRuntime extends AutoCloseable {
+
+    /** {@code docker} or {@code containerd}: the {@code runtime} label of metrics, in messages. */
+    String name();
+
+    /** Where the runtime is (its socket), for messages. */
+    String endpoint();
+
+    /**
+     * (Re)connects: agrees on the API with the runtime and learns what the adapter needs of it.
+     * Called at every (re)connect of the event stream. Returns what to log ("API 1.41").
+     *
+     * @throws ContainerRuntimeException.WrongApi when something answers that is not this runtime's API
+     */
+    String connect() throws ContainerRuntimeException;
+
+    /** True if the runtime answered a ping within a short timeout: a frozen daemon does not. */
+    boolean ping();
+
+    /** @throws ContainerRuntimeException.NoSuchContainer if there is no such container */
+    ContainerInfo describe(String id) throws ContainerRuntimeException;
+
+    /**
+     * A created container, described without waiting for the container: Docker's inspect waits
+     * while a start is in progress, which is the whole window before the container's first
+     * instruction. Empty where that cannot be told (not in the created state, storage without
+     * overlay layers, a file missing): {@link #describe} then serves.
+     */
+    Optional<ContainerInfo> peekCreated(String id) throws ContainerRuntimeException;
+
+    /** Ids of running containers (processes that exist), oldest first where the runtime tells. */
+    List<String> runningContainerIds() throws ContainerRuntimeException;
+
+    /**
+     * Subscribes to container events, from {@code since} (a position {@link Event#time()} gave,
+     * for runtimes that replay) or from now on. Returns once the runtime accepted the subscription.
+     */
+    EventStream events(Optional<String> since) throws ContainerRuntimeException;
+
+    /** What happened to a container, in the agent's words. */
+    enum Action {
+        /** Configured, with no process yet (Docker {@code create}, containerd {@code /containers/create}). */
+        CREATED,
+        /**
+         * Its process exists and has not run its first instruction yet (containerd {@code /tasks/create}):
+         * the last moment to repair it through its own root before it starts.
+         */
+        PROCESS_CREATED,
+        /** Running (Docker {@code start}, containerd {@code /tasks/start}). */
+        STARTED,
+        /** Its process ended (Docker {@code die}, containerd {@code /tasks/exit}). */
+        EXITED,
+        /** Removed (Docker {@code destroy}, containerd {@code /containers/delete}). */
+        REMOVED
+    }
+
+    /**
+     * One container event.
+     *
+     * @param runtimeAction the runtime's own name for it (Docker's {@code start}, containerd's
+     *                      {@code /tasks/create}): the {@code action} label of the event counters
+     * @param time          a position to resume from ({@link #events}), empty if the runtime gave none
+     */
+    record Event(String containerId, Action action, String runtimeAction, String time) {
+    }
+
+    /** An open subscription; {@link #close()} may come from another thread and ends a waiting {@link #next()}. */
+    interface EventStream extends AutoCloseable {
+
+        /** The next event, waiting for it; empty once the stream has ended. */
+        Optional<Event> next() throws ContainerRuntimeException;
+
+        @Override
+        void close();
+    }
+
+    @Override
+    void close();
+}
