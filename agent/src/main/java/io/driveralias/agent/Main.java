@@ -9,6 +9,7 @@ import io.driveralias.agent.config.ConfigParser;
 import io.driveralias.agent.core.AliasPlanner;
 import io.driveralias.agent.core.ContainerScope;
 import io.driveralias.agent.core.DriverVersions;
+import io.driveralias.agent.core.GpuRequest;
 import io.driveralias.agent.docker.DockerEngine;
 import io.driveralias.agent.live.ContainerRuntime;
 import io.driveralias.agent.live.RuntimeEvents;
@@ -27,6 +28,7 @@ import io.driveralias.agent.metrics.MicrometerRepairMetrics;
 import io.driveralias.agent.metrics.RepairMetrics;
 import io.driveralias.agent.overlay.CreateTimeSeeder;
 import io.driveralias.agent.repair.DriverLocator;
+import io.driveralias.agent.repair.HostDriverFiles;
 import io.driveralias.agent.repair.LoaderCache;
 import io.driveralias.agent.ldcache.LdSoCache;
 import io.driveralias.agent.repair.RootRepairer;
@@ -136,21 +138,58 @@ public final class Main {
 
     private static ContainerRepairer repairer(AgentConfig config, ContainerRuntime runtime, RepairMetrics metrics,
                                               boolean beforeStart) {
-        PathResolver resolver = PathResolver.detect(config.forceWalkResolver());
-        Optional<String> version = config.driverVersion().or(() -> hostDriverVersion(config.hostProc()));
-        version.ifPresent(metrics::driverVersion);
-        DriverLocator locator = new DriverLocator(new SonameCache(4096), new HostRoot(config.hostProc(), resolver));
-        AliasPlanner planner = new AliasPlanner(config.devLinks());
-        RuntimeFileSets runtimeFiles = new RuntimeFileSets();
-        CreateTimeSeeder seeder = beforeStart ? new CreateTimeSeeder(locator::hostFileSoname,
-                gpu -> runtimeFiles.expected(gpu, locator.learnedDriverFiles()), planner, resolver,
-                new CreateTimeSeeder.Settings(version, config.libraryDirectories()))
-                : null;
-        return new ContainerRepairer(runtime, new ContainerRoots(config.hostProc(), resolver),
-                new RootRepairer(locator, planner, loaderCache(config)),
-                new ContainerScope(config.includeImages(), config.excludeImages()),
-                new ContainerRepairer.Settings(config.libraryDirectories(), version), seeder, Clock.systemUTC(),
-                runtimeFiles);
+        return RepairParts.of(config, metrics, beforeStart).repairer(runtime);
+    }
+
+    /**
+     * What every runtime's repairer shares: one node, one host driver, one record of what the GPU
+     * runtime adds.
+     */
+    private record RepairParts(AgentConfig config, PathResolver resolver, HostDriverFiles hostFiles,
+                               RootRepairer rootRepairer, RuntimeFileSets runtimeFiles, CreateTimeSeeder seeder) {
+
+        static RepairParts of(AgentConfig config, RepairMetrics metrics, boolean beforeStart) {
+            PathResolver resolver = PathResolver.detect(config.forceWalkResolver());
+            HostRoot host = new HostRoot(config.hostProc(), resolver);
+            Optional<String> version = config.driverVersion().or(() -> hostDriverVersion(config.hostProc()));
+            HostDriverFiles hostFiles = new HostDriverFiles(host, config.hostLibraryDirectories(), version);
+            hostFiles.driverVersion().ifPresent(metrics::driverVersion);
+            AliasPlanner planner = new AliasPlanner(config.devLinks());
+            RootRepairer rootRepairer = new RootRepairer(new DriverLocator(new SonameCache(4096), host, hostFiles), planner,
+                    loaderCache(config));
+            RuntimeFileSets runtimeFiles = new RuntimeFileSets();
+            CreateTimeSeeder seeder = beforeStart ? new CreateTimeSeeder(hostDriver(hostFiles, runtimeFiles), planner,
+                    resolver, new CreateTimeSeeder.Settings(config.libraryDirectories()), loaderCache(config)) : null;
+            return new RepairParts(config, resolver, hostFiles, rootRepairer, runtimeFiles, seeder);
+        }
+
+        /** The seeder's view of the host's driver: its own files by identity, and what the runtime adds. */
+        private static CreateTimeSeeder.HostDriver hostDriver(HostDriverFiles files, RuntimeFileSets runtimeFiles) {
+            return new CreateTimeSeeder.HostDriver() {
+                @Override
+                public Optional<String> sonameAt(String hostPath) {
+                    return files.atHostPath(hostPath).map(HostDriverFiles.HostDriverFile::soname);
+                }
+
+                @Override
+                public Map<String, String> runtimeFiles(GpuRequest gpu) {
+                    return runtimeFiles.expected(gpu);
+                }
+
+                @Override
+                public Optional<String> driverVersion() {
+                    return files.driverVersion();
+                }
+            };
+        }
+
+        ContainerRepairer repairer(ContainerRuntime runtime) {
+            return new ContainerRepairer(runtime, new ContainerRoots(config.hostProc(), resolver), rootRepairer,
+                    new ContainerScope(config.includeImages(), config.excludeImages()),
+                    new ContainerRepairer.Settings(config.libraryDirectories(),
+                            path -> hostFiles.atHostPath(path).isPresent()),
+                    seeder, Clock.systemUTC(), runtimeFiles);
+        }
     }
 
     private static LoaderCache loaderCache(AgentConfig config) {

@@ -7,12 +7,15 @@ import io.driveralias.agent.fs.HostRoot;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.fs.RootFs;
 import io.driveralias.agent.repair.DriverLocator;
+import io.driveralias.agent.repair.HostDriverFiles;
 import io.driveralias.agent.repair.LoaderCache;
 import io.driveralias.agent.repair.LocateRequest;
 import io.driveralias.agent.repair.RepairReport;
 import io.driveralias.agent.repair.RootRepairer;
 import io.driveralias.agent.repair.SonameCache;
 import java.io.PrintStream;
+import java.util.List;
+import java.util.Optional;
 import java.util.Map;
 
 /** {@code repair --root DIR}: one unpacked root filesystem, no Docker. */
@@ -33,8 +36,10 @@ public final class RootRepairCommand {
     public int run() {
         String rootPath = config.root().orElseThrow();
         PathResolver resolver = PathResolver.detect(config.forceWalkResolver());
-        RootRepairer repairer = new RootRepairer(new DriverLocator(new SonameCache(256), new HostRoot("/proc", resolver)),
-                new AliasPlanner(config.devLinks()), loaderCache);
+        HostRoot host = new HostRoot("/proc", resolver);
+        // The root's own files count (LocateRequest.of): the host's are never asked for.
+        RootRepairer repairer = new RootRepairer(new DriverLocator(new SonameCache(256), host,
+                new HostDriverFiles(host, List.of(), Optional.empty())), new AliasPlanner(config.devLinks()), loaderCache);
         RepairReport report;
         try (RootFs root = RootFs.openHostDirectory(rootPath, resolver)) {
             report = repairer.repair(root, LocateRequest.of(config.libraryDirectories(), config.driverVersion()),

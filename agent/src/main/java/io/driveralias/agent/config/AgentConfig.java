@@ -37,7 +37,9 @@ public record AgentConfig(
         /** OCI runtimes that add the driver's files when the environment asks ({@code NVIDIA_VISIBLE_DEVICES}). */
         List<String> gpuRuntimes,
         /** Repair created containers before they start; false: started containers only. */
-        boolean beforeStart) {
+        boolean beforeStart,
+        /** Where the host keeps the driver's files: the only files the agent aliases in a container. */
+        List<String> hostLibraryDirectories) {
 
     /** Where the NVIDIA runtimes put driver files (docs/design.md); {@code --lib-dir} adds more. */
     public static final List<String> DEFAULT_LIBRARY_DIRECTORIES = List.of(
@@ -45,6 +47,22 @@ public record AgentConfig(
             "/usr/lib/aarch64-linux-gnu",
             "/usr/lib64",
             "/usr/local/nvidia/lib64");
+
+    /**
+     * Where hosts keep the driver's user-space files (each with its {@code nvidia/*} subdirectories,
+     * as Debian installs them): distributions' library directories, GKE's install directory, and
+     * the NVIDIA GPU Operator's driver container root; {@code --host-lib-dir} adds more.
+     */
+    public static final List<String> DEFAULT_HOST_LIBRARY_DIRECTORIES = List.of(
+            "/usr/lib/x86_64-linux-gnu",
+            "/usr/lib/aarch64-linux-gnu",
+            "/usr/lib64",
+            "/usr/lib",
+            "/usr/local/nvidia/lib64",
+            "/home/kubernetes/bin/nvidia/lib64",
+            "/run/nvidia/driver/usr/lib/x86_64-linux-gnu",
+            "/run/nvidia/driver/usr/lib/aarch64-linux-gnu",
+            "/run/nvidia/driver/usr/lib64");
 
     public enum Command { RUN, CHECK, REPAIR }
 
@@ -63,5 +81,6 @@ public record AgentConfig(
         excludeImages = List.copyOf(excludeImages);
         libraryDirectories = List.copyOf(libraryDirectories);
         gpuRuntimes = List.copyOf(gpuRuntimes);
+        hostLibraryDirectories = List.copyOf(hostLibraryDirectories);
     }
 }

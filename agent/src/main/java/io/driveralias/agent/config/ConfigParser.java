@@ -38,6 +38,9 @@ public final class ConfigParser {
             new Option("include-image", null, true, false, "only containers whose image matches a glob"),
             new Option("exclude-image", null, true, false, "skip containers whose image matches a glob"),
             new Option("lib-dir", null, true, false, "extra library directory to scan (added to the defaults)"),
+            new Option("host-lib-dir", null, true, false,
+                    "extra host directory holding the driver's files (added to the defaults): only the host's own"
+                            + " driver files are aliased in containers"),
             new Option("driver-version", null, false, false, "driver version to repair (default: detect)"),
             new Option("dev-links", "false", false, true, "also create libX.so -> SONAME development links"),
             new Option("before-start", "true", false, true,
@@ -130,6 +133,15 @@ public final class ConfigParser {
                 libDirs.add(dir);
             }
         }
+        List<String> hostLibDirs = new ArrayList<>(AgentConfig.DEFAULT_HOST_LIBRARY_DIRECTORIES);
+        for (String dir : v.list("host-lib-dir")) {
+            if (!dir.startsWith("/") || dir.contains("/../") || dir.endsWith("/..")) {
+                throw new ConfigException("--host-lib-dir must be an absolute path on the host: " + dir);
+            }
+            if (!hostLibDirs.contains(dir)) {
+                hostLibDirs.add(dir);
+            }
+        }
         List<String> gpuRuntimes = v.list("gpu-runtime");
         if (gpuRuntimes.isEmpty()) {
             gpuRuntimes = List.of(option("gpu-runtime").defaultValue());
@@ -172,7 +184,8 @@ public final class ConfigParser {
                 parseEnum(LogFormat.class, "log-format", v.single("log-format")),
                 parseEnum(LogLevel.class, "log-level", v.single("log-level")),
                 v.single("host-proc"), resolver.equals("walk"), workers,
-                duration("shutdown-grace", v.single("shutdown-grace")), apiVersion, gpuRuntimes, v.bool("before-start"));
+                duration("shutdown-grace", v.single("shutdown-grace")), apiVersion, gpuRuntimes, v.bool("before-start"),
+                hostLibDirs);
     }
 
     /**

@@ -89,9 +89,10 @@ public final class AliasPlanner {
 
     /**
      * Only links that can be ours are replaced: one that dangles inside this directory, or one
-     * that names another version of the same driver library here. Anything else (a link into
-     * CUDA's forward-compatibility directory, the image's own loader link) is the image's
-     * choice: a conflict, reported and left alone.
+     * that names another version of the same driver library here (a driver version, such as
+     * 470.57.02: {@code libcuda.so.1.1} or {@code libz.so.1.2.13} are not the driver's). Anything
+     * else (a link into CUDA's forward-compatibility directory, the image's own loader link, a
+     * link to any other existing file) is the image's choice: a conflict, reported and left alone.
      */
     private static LinkAction symlink(String directory, String name, String target, String linkText,
                                       DirectoryListing listing) {
@@ -103,8 +104,7 @@ public final class AliasPlanner {
         if (sibling.isPresent() && (sibling.get().equals(name) || listing.find(sibling.get()).isEmpty())) {
             return new LinkAction(ActionKind.REPLACE, directory, name, target, "dangling: " + Printable.of(linkText));
         }
-        if (sibling.isPresent() && FileNames.versionOf(sibling.get()).isPresent()
-                && sameLibrary(sibling.get(), target)) {
+        if (sibling.isPresent() && FileNames.hasDriverVersion(sibling.get()) && sameLibrary(sibling.get(), target)) {
             return new LinkAction(ActionKind.REPLACE, directory, name, target, "points to " + Printable.of(linkText));
         }
         return new LinkAction(ActionKind.CONFLICT, directory, name, target,

@@ -11,6 +11,13 @@ public final class FileNames {
     private static final Pattern VERSIONED_LIBRARY =
             Pattern.compile("(lib[A-Za-z0-9_+\\-]+(?:\\.[A-Za-z0-9_+\\-]+)*?)\\.so\\.([0-9]+(?:\\.[0-9]+)+)");
 
+    /**
+     * NVIDIA's driver versions: a major of three digits and more (304, 470, 535, 1010), then one
+     * or two dotted numbers (535.104.05, 550.54). {@code libz.so.1.2.13} and
+     * {@code libstdc++.so.6.0.30} carry versions, but not a driver's.
+     */
+    private static final Pattern DRIVER_VERSION = Pattern.compile("[1-9][0-9]{2,3}\\.[0-9]{1,3}(?:\\.[0-9]{1,3})?");
+
     /** Longest name a Linux filesystem accepts in one component. */
     public static final int NAME_MAX = 255;
 
@@ -47,6 +54,16 @@ public final class FileNames {
         }
         Matcher m = VERSIONED_LIBRARY.matcher(fileName);
         return m.matches() ? Optional.of(m.group(2)) : Optional.empty();
+    }
+
+    /** True if {@code version} has the shape of an NVIDIA driver version (see {@link #DRIVER_VERSION}). */
+    public static boolean isDriverVersion(String version) {
+        return DRIVER_VERSION.matcher(version).matches();
+    }
+
+    /** True if {@code fileName} is {@code lib*.so.<version>} with a version shaped like a driver's. */
+    public static boolean hasDriverVersion(String fileName) {
+        return versionOf(fileName).map(FileNames::isDriverVersion).orElse(false);
     }
 
     /** True if {@code fileName} is {@code lib*.so.<version>} for exactly this version. */

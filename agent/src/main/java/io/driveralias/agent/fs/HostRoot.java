@@ -12,6 +12,7 @@ public final class HostRoot {
     private final String hostProc;
     private final PathResolver resolver;
     private RootFs root;
+    private String via = "";
 
     public HostRoot(String hostProc, PathResolver resolver) {
         this.hostProc = hostProc;
@@ -19,17 +20,40 @@ public final class HostRoot {
     }
 
     /** Opens a regular file of the host for bounded reads. */
-    public synchronized ReadableFile openRegularFile(String hostPath) throws ErrnoException {
+    public ReadableFile openRegularFile(String hostPath) throws ErrnoException {
+        return root().openRegularFile(hostPath);
+    }
+
+    /** The identity of what a host path leads to (a final symlink followed, inside the host's root). */
+    public FileStat stat(String hostPath) throws ErrnoException {
+        return root().stat(hostPath, true);
+    }
+
+    /** Opens a directory of the host for listing. */
+    public Directory openDirectory(String hostPath) throws ErrnoException {
+        return root().openDirectory(hostPath, false);
+    }
+
+    /** What the host's root is reached through, for messages. */
+    public synchronized String describe() {
+        return root == null ? hostProc + "/1/root (not opened yet)" : via;
+    }
+
+    private synchronized RootFs root() throws ErrnoException {
         if (root == null) {
             root = open();
         }
-        return root.openRegularFile(hostPath);
+        return root;
     }
 
     private RootFs open() throws ErrnoException {
         try {
-            return RootFs.adopt(Libc.openHost(hostProc + "/1/root", OpenFlags.O_PATH | OpenFlags.O_DIRECTORY), resolver);
+            RootFs opened = RootFs.adopt(Libc.openHost(hostProc + "/1/root", OpenFlags.O_PATH | OpenFlags.O_DIRECTORY),
+                    resolver);
+            via = hostProc + "/1/root";
+            return opened;
         } catch (ErrnoException e) {
+            via = "/ (the agent's own root: " + hostProc + "/1/root: " + e.getMessage() + ")";
             return RootFs.openHostDirectory("/", resolver);
         }
     }

@@ -11,7 +11,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HashSet;
+import java.util.LinkedHashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -169,13 +169,15 @@ public final class Agent implements AgentStatus, AutoCloseable {
         }
         Examination e = result.get();
         String examinedId = e.container().id().isEmpty() ? id : e.container().id();
+        RepairQueue.Key key = new RepairQueue.Key(watch.name(), examinedId);
         if (e.outcome() == ContainerOutcome.GONE && previous.isPresent()
                 && (e.startedAt().isEmpty() || e.startedAt().equals(previous.get().startedAt()))) {
-            // The start already reported has ended: nothing new to count.
+            // The start already reported has ended: nothing new to count, nothing to retry.
             metrics.resolved(examinedId);
+            history.put(key, new Reported(previous.get().startedAt(), ContainerOutcome.GONE, e.detail()));
             return;
         }
-        history.put(new RepairQueue.Key(watch.name(), examinedId), reporter.report(e, previous));
+        history.put(key, reporter.report(e, previous));
     }
 
     @Override
@@ -293,7 +295,10 @@ public final class Agent implements AgentStatus, AutoCloseable {
 
         /**
          * Queues running containers: all of them after a (re)connect ({@code full}), else those
-         * never reported or whose repair failed. Ends the unrepaired series of containers gone.
+         * never reported or whose repair failed. A container whose repair failed is retried even
+         * where the list no longer calls it running: a list can be stale (Docker's, on a full
+         * disk), so each is judged by its own description and process, and only one found gone
+         * loses its unrepaired series.
          */
         void reconcile(boolean full) {
             List<String> running;
@@ -304,20 +309,17 @@ public final class Agent implements AgentStatus, AutoCloseable {
                 return;
             }
             Instant now = clock.instant();
-            Set<String> alive = new HashSet<>(running);
-            List<String> failedGone = new ArrayList<>();
+            Set<String> toExamine = new LinkedHashSet<>(running);
             synchronized (history) {
                 history.forEach((key, r) -> {
-                    if (key.runtime().equals(name()) && r.outcome() == ContainerOutcome.FAILED
-                            && !alive.contains(key.containerId())) {
-                        failedGone.add(key.containerId());
+                    if (key.runtime().equals(name()) && r.outcome() == ContainerOutcome.FAILED) {
+                        toExamine.add(key.containerId());
                     }
                 });
             }
-            failedGone.forEach(metrics::resolved);
             int queued = 0;
             int refused = 0;
-            for (String id : running) {
+            for (String id : toExamine) {
                 RepairQueue.Key key = new RepairQueue.Key(name(), id);
                 Reported r = history.get(key);
                 if (full || r == null || r.outcome() == ContainerOutcome.FAILED) {

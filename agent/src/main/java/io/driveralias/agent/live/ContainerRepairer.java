@@ -7,6 +7,7 @@ import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.core.LruMap;
 import io.driveralias.agent.core.ContainerInfo;
+import io.driveralias.agent.core.FileNames;
 import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.logging.Mdc;
@@ -22,20 +23,28 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Predicate;
 
 /**
- * Examines one container: inspect, scope, open its root, repair (or plan), verify. Returns
- * what came of it; reporting is the caller's ({@link ExaminationReporter}). A container whose
+ * Examines one container of one runtime: describe, scope, GPU request, open its root, repair
+ * (or plan), verify. Returns what came of it; reporting is the caller's ({@link ExaminationReporter}).
+ * A container that did not ask for a GPU is never opened, let alone written. A container whose
  * repair failed is asked once more whether it still runs the same start: one that exited
- * meanwhile is gone, whatever error the race produced, never failed.
+ * meanwhile is gone, whatever error the race produced, never failed; one that was repaired
+ * before its start and is gone before the start path looks counts as repaired.
  */
 public final class ContainerRepairer {
 
     /** How long a failed repair waits to tell an exiting process from a living one. */
     private static final java.time.Duration EXIT_SETTLE = java.time.Duration.ofMillis(250);
 
-    /** What the agent is configured to look for, the same for every container. */
-    public record Settings(List<String> libraryDirectories, Optional<String> driverVersion) {
+    /**
+     * What the agent is configured to look for, the same for every container.
+     *
+     * @param hostDriverFile whether a host path is one of the host's own driver files (a declared
+     *                       bind of one is a GPU request)
+     */
+    public record Settings(List<String> libraryDirectories, Predicate<String> hostDriverFile) {
     }
 
     private final ContainerRuntime runtime;
@@ -49,7 +58,7 @@ public final class ContainerRepairer {
     /** Containers seeded at create, until their start is verified. Bounded: some never start. */
     private final Map<String, Seeded> seeded = Collections.synchronizedMap(new LruMap<>(4096));
 
-    /** Links written into a created container's upper layer, and when. */
+    /** Links written into a created container before its start, and when. */
     private record Seeded(Instant receivedAt, Instant seededAt, List<LinkAction> links) {
     }
 
@@ -79,7 +88,7 @@ public final class ContainerRepairer {
      *                      unless {@code retry} asks for it (a failed repair, at a reconcile)
      * @return empty when there is nothing to examine: created but not started yet, or this
      *         start was already examined
-     * @throws ContainerRuntimeException when Docker cannot answer: the caller retries later
+     * @throws ContainerRuntimeException when the runtime cannot answer: the caller retries later
      */
     public Optional<Examination> examine(String id, Instant receivedAt, RootRepairer.Mode mode,
                                          Optional<Instant> examinedStart, boolean retry) throws ContainerRuntimeException {
@@ -88,8 +97,7 @@ public final class ContainerRepairer {
             info = runtime.describe(id);
         } catch (ContainerRuntimeException.NoSuchContainer e) {
             ContainerRef ref = new ContainerRef(id, "", "", Optional.empty());
-            return Optional.of(finish(ref, ContainerOutcome.GONE, Optional.empty(), Optional.empty(), receivedAt,
-                    "removed before it could be examined"));
+            return Optional.of(gone(ref, Optional.empty(), receivedAt, "removed before it could be examined"));
         }
         ContainerRef ref = new ContainerRef(info.id(), info.name(), info.image(), ContainerScope.podOf(info.labels()));
         if (!info.running() && info.startedAt().isEmpty()) {
@@ -106,24 +114,50 @@ public final class ContainerRepairer {
                 return Optional.of(finish(ref, ContainerOutcome.EXCLUDED, Optional.empty(), info.startedAt(),
                         receivedAt, excluded.get()));
             }
+            Optional<String> notGpu = withoutGpuRequest(info);
+            if (notGpu.isPresent()) {
+                return Optional.of(finish(ref, ContainerOutcome.NO_DRIVER, Optional.empty(), info.startedAt(),
+                        receivedAt, notGpu.get()));
+            }
             if (!info.running()) {
-                return Optional.of(finish(ref, ContainerOutcome.GONE, Optional.empty(), info.startedAt(), receivedAt,
-                        "exited before it could be examined"));
+                return Optional.of(gone(ref, info.startedAt(), receivedAt, "exited before it could be examined"));
             }
             Examination result = repairRunning(info, ref, receivedAt, mode);
             if (result.outcome() == ContainerOutcome.FAILED && !stillSameStart(info)) {
-                return Optional.of(finish(ref, ContainerOutcome.GONE, Optional.empty(), info.startedAt(), receivedAt,
-                        "exited during the repair"));
+                return Optional.of(gone(ref, info.startedAt(), receivedAt, "exited during the repair"));
             }
             return Optional.of(result);
         }
     }
 
     /**
-     * A container just created: what its runtime says of it (never waiting on
-     * a start in progress, as Docker's inspect would), and if Docker starts it within moments, its
+     * Why the agent will not touch this container, if it did not ask for a GPU: no GPU request
+     * in its configuration, and no bind of one of the host's own driver files. Whatever the image
+     * holds (files named like driver libraries, a loader cache) is then none of the agent's business.
+     */
+    private Optional<String> withoutGpuRequest(ContainerInfo info) {
+        if (info.gpu().requested()) {
+            return Optional.empty();
+        }
+        boolean driverNamed = false;
+        for (ContainerInfo.Mount m : info.mounts()) {
+            if ("bind".equals(m.type()) && FileNames.hasDriverVersion(FileNames.baseName(m.destination()))) {
+                if (settings.hostDriverFile().test(m.source())) {
+                    return Optional.empty();
+                }
+                driverNamed = true;
+            }
+        }
+        return Optional.of(driverNamed
+                ? "no GPU request: its driver-named mounts are not the host's driver files (nothing written)"
+                : "no GPU request (nothing written)");
+    }
+
+    /**
+     * A container just created: what its runtime says of it (never waiting on a start in
+     * progress, as Docker's inspect would), and if its runtime starts it within moments, its
      * aliases through its mounted overlay. True when the create needs nothing more: seeded,
-     * not a GPU container, or not to be written; false to examine it as usual (inspect, and
+     * not a GPU container, or not to be written; false to examine it as usual (describe, and
      * the upper layer while it is not starting).
      */
     public boolean seedWhileStarting(String id, Instant receivedAt) {
@@ -153,7 +187,7 @@ public final class ContainerRepairer {
         Warmup.run(repairer, roots.resolver(), rounds);
     }
 
-    /** A created container whose driver mounts are declared: write its aliases before it starts. */
+    /** A created GPU container: write its aliases before it starts. */
     private void seedBeforeStart(ContainerInfo info, Instant receivedAt, RootRepairer.Mode mode) {
         // A read-only root filesystem is the owner's choice: its writable layer is not ours to fill.
         if (seeder == null || mode != RootRepairer.Mode.APPLY || info.readOnlyRootfs()
@@ -169,14 +203,14 @@ public final class ContainerRepairer {
     private Examination repairRunning(ContainerInfo info, ContainerRef ref, Instant receivedAt, RootRepairer.Mode mode) {
         RepairReport report;
         try (OpenedContainer container = roots.open(info, () -> requireSameStart(info))) {
-            LocateRequest request = new LocateRequest(settings.libraryDirectories(), settings.driverVersion(),
-                    container.injectedFiles(), container.hostSources(), container.hostDriverFiles());
+            LocateRequest request = LocateRequest.container(settings.libraryDirectories(), container.injectedFiles(),
+                    container.hostSources());
             report = repairer.repair(container.root(), request, mode);
             container.requireAlive();
-            runtimeFiles.record(info.gpu(), container.hostDriverFiles());
+            runtimeFiles.record(info, report);
         } catch (ErrnoException e) {
             if (e.is(Errno.ESRCH)) {
-                return finish(ref, ContainerOutcome.GONE, Optional.empty(), info.startedAt(), receivedAt, e.getMessage());
+                return gone(ref, info.startedAt(), receivedAt, e.getMessage());
             }
             FailureReason reason = Failures.reasonOf(e);
             report = new RepairReport(Optional.empty(), List.of(),
@@ -194,6 +228,20 @@ public final class ContainerRepairer {
             }
         }
         return finish(ref, report.outcome(), Optional.of(report), info.startedAt(), receivedAt, "");
+    }
+
+    /**
+     * A container gone before its start could be verified: repaired, if its aliases were
+     * written before it started (a batch job that ran and exited meanwhile had them at its first
+     * instruction), else gone.
+     */
+    private Examination gone(ContainerRef ref, Optional<Instant> startedAt, Instant receivedAt, String detail) {
+        Seeded seed = seeded.remove(ref.id());
+        if (seed == null) {
+            return finish(ref, ContainerOutcome.GONE, Optional.empty(), startedAt, receivedAt, detail);
+        }
+        return new Examination(ref, ContainerOutcome.REPAIRED, Optional.of(RepairReport.seeded(seed.links())), startedAt,
+                seed.receivedAt(), seed.seededAt(), "before start; " + detail);
     }
 
     /** The container still runs the process that was examined: same pid, same start. */

@@ -17,7 +17,6 @@ import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -72,10 +71,9 @@ public final class ContainerRoots {
             pidFd = pidHandle(info.pid());
             List<MountEntry> mounts = mountTable(procFd);
             List<String> injected = mountPoints(DriverMounts.driverFiles(mounts));
-            Set<String> fromHost = Set.copyOf(mountPoints(DriverMounts.hostDriverFiles(mounts)));
             RootFs root = RootFs.adopt(openRoot(procFd, info.pid()), resolver);
             // From here the opened container owns (and closes) the three fds.
-            opened = new OpenedContainer(root, "proc", injected, Map.of(), fromHost, procFd, pidFd, null);
+            opened = new OpenedContainer(root, "proc", injected, Map.of(), procFd, pidFd, null);
         } catch (ErrnoException e) {
             Libc.close(procFd);
             Libc.close(pidFd);
@@ -210,8 +208,7 @@ public final class ContainerRoots {
                 sources.put(m.destination(), m.source());
             }
         }
-        // Declared binds are read at their host source: nothing is learned from them.
-        return aliveOrClosed(new OpenedContainer(root, "merged", List.copyOf(sources.keySet()), sources, Set.of(),
-                -1, -1, stillRunning));
+        return aliveOrClosed(new OpenedContainer(root, "merged", List.copyOf(sources.keySet()), sources, -1, -1,
+                stillRunning));
     }
 }

@@ -6,7 +6,6 @@ import io.driveralias.agent.fs.Libc;
 import io.driveralias.agent.fs.RootFs;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * A container's root filesystem, held open together with a handle on its init process, so
@@ -14,12 +13,11 @@ import java.util.Set;
  *
  * @param via            "proc" ({@code /proc/<pid>/root}) or "merged" (the overlay's merged dir)
  * @param injectedFiles  container paths of driver files the runtime mounted in
- * @param hostSources    for the merged-dir view, where to read each injected file's SONAME
- * @param hostDriverFiles the injected files mounted from a host library directory (see
- *                       {@code DriverMounts.hostDriverFiles})
+ * @param hostSources    for the merged-dir view, the host source of each injected file (its
+ *                       placeholder there is not the file)
  */
 public record OpenedContainer(RootFs root, String via, List<String> injectedFiles, Map<String, String> hostSources,
-                              Set<String> hostDriverFiles, int procFd, int pidFd, Liveness fallback)
+                              int procFd, int pidFd, Liveness fallback)
         implements AutoCloseable {
 
     /** How to tell, without a process handle, that the container still runs. */

@@ -45,7 +45,7 @@ final class Warmup {
             Path lib = Files.createDirectories(root.resolve("usr/lib64"));
             Files.copy(Path.of(System.getProperty("java.home"), "lib", "libjsig.so"), lib.resolve("libjsig.so." + VERSION));
             LocateRequest request = new LocateRequest(List.of("/usr/lib64"), Optional.of(VERSION),
-                    List.of("/usr/lib64/libjsig.so." + VERSION), java.util.Map.of(), java.util.Set.of());
+                    List.of("/usr/lib64/libjsig.so." + VERSION), java.util.Map.of(), false);
             int selfProc = Libc.openHost("/proc/self", OpenFlags.O_PATH | OpenFlags.O_DIRECTORY);
             try {
                 for (int i = 0; i < rounds; i++) {

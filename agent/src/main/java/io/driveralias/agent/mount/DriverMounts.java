@@ -3,48 +3,11 @@ package io.driveralias.agent.mount;
 import io.driveralias.agent.core.FileNames;
 import java.util.List;
 import java.util.Optional;
-import java.util.regex.Pattern;
 
 /** Questions the agent asks of a container's mount table. Pure functions. */
 public final class DriverMounts {
 
-    /**
-     * A host library directory: one ending in lib, lib32, lib64 or a multiarch triplet, or
-     * the driver's own directory under one, as Debian's packages install it
-     * ({@code /usr/lib/x86_64-linux-gnu/nvidia/current}, {@code .../nvidia/tesla-535}).
-     */
-    private static final Pattern LIBRARY_DIRECTORY =
-            Pattern.compile(".*/(lib|lib32|lib64|[a-z0-9_]+-linux-gnu[a-z0-9_]*)(/nvidia(/[a-z0-9][a-z0-9_.-]*)?)?");
-
     private DriverMounts() {
-    }
-
-    /**
-     * The driver-file mounts that came from the host's driver directories: a file bind-mounted
-     * under its own name, from a library directory of another filesystem than the container's
-     * root. Only these may teach the agent a SONAME it will use for other containers: a
-     * container with CAP_SYS_ADMIN can mount files of its own at driver names, and those come
-     * from its own root filesystem (or, with a volume, not from a library directory).
-     */
-    public static List<MountEntry> hostDriverFiles(List<MountEntry> mounts) {
-        MountEntry root = null;
-        for (MountEntry m : mounts) {
-            if (m.mountPoint().equals("/")) {
-                root = m;
-            }
-        }
-        MountEntry containerRoot = root;
-        return driverFiles(mounts).stream().filter(m -> fromHostLibraryDirectory(m, containerRoot)).toList();
-    }
-
-    private static boolean fromHostLibraryDirectory(MountEntry mount, MountEntry containerRoot) {
-        if (containerRoot != null && containerRoot.major() == mount.major() && containerRoot.minor() == mount.minor()) {
-            return false;
-        }
-        String source = mount.root();
-        return isCleanAbsolute(source)
-                && FileNames.baseName(source).equals(FileNames.baseName(mount.mountPoint()))
-                && LIBRARY_DIRECTORY.matcher(FileNames.dirName(source)).matches();
     }
 
     /**

@@ -3,13 +3,11 @@ package io.driveralias.agent.overlay;
 import io.driveralias.agent.core.ActionKind;
 import io.driveralias.agent.core.AliasPlanner;
 import io.driveralias.agent.core.DriverLibrary;
-import io.driveralias.agent.core.DriverVersions;
 import io.driveralias.agent.core.FileNames;
 import io.driveralias.agent.core.GpuRequest;
 import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.core.RuntimeDriverFiles;
 import io.driveralias.agent.core.ContainerInfo;
-import io.driveralias.agent.elf.ElfFormatException;
 import io.driveralias.agent.fs.Directory;
 import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
@@ -17,7 +15,7 @@ import io.driveralias.agent.fs.Libc;
 import io.driveralias.agent.fs.OpenFlags;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.fs.RootFs;
-import java.io.IOException;
+import io.driveralias.agent.repair.LoaderCache;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -56,30 +54,28 @@ public final class CreateTimeSeeder {
     /** How long Docker may take from creating the merged directory to mounting the overlay on it. */
     private static final Duration MOUNT_PATIENCE = Duration.ofMillis(200);
 
-    /** What the agent knows of a driver file declared at create: where it lands, where it comes from. */
-    private record Declared(String directory, String fileName, String hostSource) {
+    /** A driver file declared at create: where it lands, under which name, and its SONAME. */
+    private record Declared(String directory, String fileName, String soname) {
     }
 
-    /** SONAMEs of host files, through the node-wide cache. */
-    @FunctionalInterface
-    public interface SonameSource {
-        Optional<String> soname(String hostPath) throws ErrnoException, ElfFormatException, IOException;
+    /** What the seeder asks of the host's driver (owned here, implemented over repair.HostDriverFiles). */
+    public interface HostDriver {
+
+        /** The SONAME of the host's own driver file that {@code hostPath} leads to; empty for any other file. */
+        Optional<String> sonameAt(String hostPath);
+
+        /**
+         * The host's driver files a GPU runtime added to an earlier container that asked as
+         * {@code gpu} does: file name to SONAME; empty before any such container started.
+         */
+        Map<String, String> runtimeFiles(GpuRequest gpu);
+
+        /** The version of the host's driver, if known. */
+        Optional<String> driverVersion();
     }
 
-    /**
-     * The driver files a GPU runtime added, from the host's library directories, to an earlier
-     * container that asked as this one does: file name to SONAME.
-     */
-    @FunctionalInterface
-    public interface LearnedFiles {
-        Map<String, String> expected(GpuRequest gpu);
-    }
-
-    /**
-     * @param driverVersion      the configured or host's driver version, if known
-     * @param libraryDirectories where a GPU runtime's files may land, in order
-     */
-    public record Settings(Optional<String> driverVersion, List<String> libraryDirectories) {
+    /** @param libraryDirectories where a GPU runtime's files may land, in order */
+    public record Settings(List<String> libraryDirectories) {
         public Settings {
             libraryDirectories = List.copyOf(libraryDirectories);
         }
@@ -98,17 +94,18 @@ public final class CreateTimeSeeder {
     }
 
     private final java.util.Set<String> warned = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    private final SonameSource sonames;
-    private final LearnedFiles learned;
+    private final HostDriver driver;
     private final AliasPlanner planner;
     private final UpperLayerWriter upperLayer;
     private final PathResolver resolver;
     private final Settings settings;
+    private final LoaderCache loaderCache;
 
-    public CreateTimeSeeder(SonameSource sonames, LearnedFiles learned, AliasPlanner planner, PathResolver resolver,
-                            Settings settings) {
-        this.sonames = sonames;
-        this.learned = learned;
+    /** {@code loaderCache}: the container's ld.so.cache, listed in the same moment as the links. */
+    public CreateTimeSeeder(HostDriver driver, AliasPlanner planner, PathResolver resolver, Settings settings,
+                            LoaderCache loaderCache) {
+        this.driver = driver;
+        this.loaderCache = loaderCache;
         this.planner = planner;
         this.upperLayer = new UpperLayerWriter(planner);
         this.resolver = resolver;
@@ -200,10 +197,15 @@ public final class CreateTimeSeeder {
                         + "left to the start path", info.id());
                 return written;
             }
+            List<LoaderCache.Entry> right = new ArrayList<>();
             for (Map.Entry<String, List<DriverLibrary>> e : wanted.in(path -> isDirectory(root, path)).entrySet()) {
-                written.addAll(linkThrough(root, e.getKey(), e.getValue()));
+                written.addAll(linkThrough(root, e.getKey(), e.getValue(), right));
             }
-            LOG.debug("container {}: {} alias(es) written through its mounted root", info.id(), written.size());
+            // The cache in the same moment: an entrypoint that asks `ldconfig -p` at its first
+            // instruction must find what the links promise.
+            LoaderCache.Result cache = right.isEmpty() ? LoaderCache.Result.NOT_CHECKED : loaderCache.refresh(root, right, true);
+            LOG.debug("container {}: {} alias(es) written through its mounted root, loader cache {}", info.id(),
+                    written.size(), cache.status());
         } catch (ErrnoException e) {
             LOG.debug("container {}: not repaired before start through its mounted root: {}", info.id(),
                     e.getMessage());
@@ -215,7 +217,8 @@ public final class CreateTimeSeeder {
      * The links of one directory, in-root and never across a mount. A directory the image lacks
      * is left to runc (it makes the mount points) and to the start path.
      */
-    private List<LinkAction> linkThrough(RootFs root, String path, List<DriverLibrary> libraries) throws ErrnoException {
+    private List<LinkAction> linkThrough(RootFs root, String path, List<DriverLibrary> libraries,
+                                         List<LoaderCache.Entry> right) throws ErrnoException {
         Directory dir;
         try {
             dir = root.openDirectory(path, true);
@@ -228,12 +231,17 @@ public final class CreateTimeSeeder {
         List<LinkAction> written = new ArrayList<>();
         try (dir) {
             for (LinkAction action : planner.plan(path, libraries, dir.listing())) {
-                if (!action.kind().changesSomething()) {
-                    continue;
+                boolean ok = action.kind() == ActionKind.KEEP;
+                if (action.kind().changesSomething()) {
+                    dir.link(action.name(), action.target(), action.kind() == ActionKind.REPLACE);
+                    ok = dir.readLink(action.name()).equals(action.target());
+                    if (ok) {
+                        written.add(action);
+                    }
                 }
-                dir.link(action.name(), action.target(), action.kind() == ActionKind.REPLACE);
-                if (dir.readLink(action.name()).equals(action.target())) {
-                    written.add(action);
+                // SONAME aliases name a versioned file; development links are not cached.
+                if (ok && FileNames.versionOf(action.target()).isPresent()) {
+                    right.add(new LoaderCache.Entry(action.directory(), action.name(), action.target()));
                 }
             }
         }
@@ -253,7 +261,7 @@ public final class CreateTimeSeeder {
         if (!info.gpu().addsDriverFiles()) {
             return Optional.empty();
         }
-        Map<String, String> expected = RuntimeDriverFiles.expected(learned.expected(info.gpu()), settings.driverVersion());
+        Map<String, String> expected = RuntimeDriverFiles.expected(driver.runtimeFiles(info.gpu()), driver.driverVersion());
         if (expected.isEmpty()) {
             LOG.debug("container {}: its driver files come from the runtime, and no earlier container showed "
                     + "which: left to the start path", info.id());
@@ -301,29 +309,24 @@ public final class CreateTimeSeeder {
     }
 
 
+    /** Binds the configuration declares whose source is one of the host's own driver files; no other file counts. */
     private List<Declared> declaredDriverFiles(ContainerInfo info) {
-        List<Declared> all = new ArrayList<>();
+        List<Declared> declared = new ArrayList<>();
         for (ContainerInfo.Mount m : info.mounts()) {
             String name = FileNames.baseName(m.destination());
-            if ("bind".equals(m.type()) && m.destination().startsWith("/") && FileNames.versionOf(name).isPresent()) {
-                all.add(new Declared(FileNames.dirName(m.destination()), name, m.source()));
+            if ("bind".equals(m.type()) && m.destination().startsWith("/") && FileNames.hasDriverVersion(name)) {
+                driver.sonameAt(m.source())
+                        .ifPresent(soname -> declared.add(new Declared(FileNames.dirName(m.destination()), name, soname)));
             }
         }
-        Optional<String> version = settings.driverVersion().or(() -> DriverVersions.detect(all.stream().map(Declared::fileName).toList()));
-        return version.map(v -> all.stream().filter(d -> FileNames.isDriverFile(d.fileName(), v)).toList())
-                .orElse(List.of());
+        return declared;
     }
 
-    private Map<String, List<DriverLibrary>> libraries(List<Declared> declared) {
+    private static Map<String, List<DriverLibrary>> libraries(List<Declared> declared) {
         Map<String, List<DriverLibrary>> byDirectory = new LinkedHashMap<>();
         for (Declared d : declared) {
-            try {
-                sonames.soname(d.hostSource()).ifPresent(soname -> byDirectory
-                        .computeIfAbsent(d.directory(), k -> new ArrayList<>())
-                        .add(new DriverLibrary(d.directory(), d.fileName(), soname)));
-            } catch (ErrnoException | ElfFormatException | IOException | IllegalArgumentException e) {
-                LOG.debug("cannot read the SONAME of {}: {}", d.hostSource(), e.getMessage());
-            }
+            byDirectory.computeIfAbsent(d.directory(), k -> new ArrayList<>())
+                    .add(new DriverLibrary(d.directory(), d.fileName(), d.soname()));
         }
         return byDirectory;
     }

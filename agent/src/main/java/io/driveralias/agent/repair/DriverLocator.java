@@ -4,7 +4,6 @@ import io.driveralias.agent.core.DriverLibrary;
 import io.driveralias.agent.core.DriverVersions;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.FileNames;
-import io.driveralias.agent.core.LruMap;
 import io.driveralias.agent.elf.ElfFormatException;
 import io.driveralias.agent.elf.ElfReader;
 import io.driveralias.agent.fs.Directory;
@@ -17,34 +16,32 @@ import io.driveralias.agent.fs.ReadableFile;
 import io.driveralias.agent.fs.RootFs;
 import java.io.IOException;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
 
 /**
- * Finds the driver's versioned files in a root and reads each one's SONAME. Injected files
- * (from mountinfo) come first, then every {@code lib*.so.<version>} in the library
- * directories. A directory reached twice (through {@code /lib64 -> usr/lib64}, say) is
- * scanned once, under the first name it was reached by.
+ * Finds the driver's versioned files in a root and their SONAMEs. Injected files (from
+ * mountinfo) come first, then every {@code lib*.so.<version>} in the library directories. A
+ * directory reached twice (through {@code /lib64 -> usr/lib64}, say) is scanned once, under the
+ * first name it was reached by. In a container only the host's own driver files count
+ * ({@link HostDriverFiles}), and their SONAMEs are the host copy's; in a root the operator named
+ * ({@code repair --root}) its own files of the driver's version do, and each file's ELF is read.
  */
 public final class DriverLocator {
 
     private final SonameCache cache;
     private final HostRoot host;
-    /**
-     * SONAMEs of injected driver files by file name, as read inside containers. A container
-     * created later may name the same files at host paths the agent cannot open (from a pod);
-     * the name of an injected file (never an image's) stands for its contents on this node.
-     */
-    private final Map<String, String> learned = Collections.synchronizedMap(new LruMap<>(1024));
+    private final HostDriverFiles hostFiles;
 
-    public DriverLocator(SonameCache cache, HostRoot host) {
+    public DriverLocator(SonameCache cache, HostRoot host, HostDriverFiles hostFiles) {
         this.cache = cache;
         this.host = host;
+        this.hostFiles = hostFiles;
     }
 
     private record FoundDirectory(String path, FileStat stat, Set<String> names, Set<String> leftovers) {
@@ -65,15 +62,19 @@ public final class DriverLocator {
         for (String path : request.libraryDirectories()) {
             directory(root, path, true, byIdentity, problems);
         }
-        Set<String> allNames = new LinkedHashSet<>();
-        byIdentity.values().forEach(d -> allNames.addAll(d.names()));
-        Optional<String> version = request.driverVersion()
-                .or(() -> DriverVersions.detect(injectedNames))
-                .or(() -> DriverVersions.detect(allNames));
+        Optional<String> version = Optional.empty();
+        if (!request.hostFilesOnly()) {
+            Set<String> allNames = new LinkedHashSet<>();
+            byIdentity.values().forEach(d -> allNames.addAll(d.names()));
+            version = request.driverVersion()
+                    .or(() -> DriverVersions.detect(injectedNames))
+                    .or(() -> DriverVersions.detect(allNames));
+        }
         Map<String, List<LocatedLibrary>> found = new LinkedHashMap<>();
-        if (version.isPresent()) {
+        Set<String> versions = new TreeSet<>(DriverVersions::compareVersions);
+        if (version.isPresent() || request.hostFilesOnly()) {
             for (FoundDirectory dir : byIdentity.values()) {
-                List<LocatedLibrary> libraries = readLibraries(root, dir, version.get(), request, problems);
+                List<LocatedLibrary> libraries = readLibraries(root, dir, version, request, problems, versions);
                 if (!libraries.isEmpty()) {
                     found.put(dir.path(), libraries);
                 }
@@ -82,9 +83,10 @@ public final class DriverLocator {
         Map<String, Set<String>> leftovers = new LinkedHashMap<>();
         byIdentity.values().stream().filter(d -> !d.leftovers().isEmpty())
                 .forEach(d -> leftovers.put(d.path(), d.leftovers()));
-        return new DriverInventory(found.isEmpty() ? Optional.empty() : version, found, problems, leftovers);
+        Optional<String> foundVersion = request.hostFilesOnly()
+                ? versions.stream().reduce((older, newer) -> newer) : version;
+        return new DriverInventory(found.isEmpty() ? Optional.empty() : foundVersion, found, problems, leftovers);
     }
-
     /** Opens and (if asked) lists a directory; a missing one is simply not there. */
     private static FoundDirectory directory(RootFs root, String path, boolean list,
                                             Map<String, FoundDirectory> byIdentity, List<Problem> problems)
@@ -115,8 +117,8 @@ public final class DriverLocator {
         }
     }
 
-    private List<LocatedLibrary> readLibraries(RootFs root, FoundDirectory found, String version,
-                                               LocateRequest request, List<Problem> problems)
+    private List<LocatedLibrary> readLibraries(RootFs root, FoundDirectory found, Optional<String> version,
+                                               LocateRequest request, List<Problem> problems, Set<String> versions)
             throws ErrnoException {
         List<LocatedLibrary> libraries = new ArrayList<>();
         try (Directory dir = root.openDirectory(found.path(), false)) {
@@ -125,24 +127,33 @@ public final class DriverLocator {
                 return libraries;
             }
             for (String name : found.names()) {
-                if (!FileNames.isDriverFile(name, version)) {
+                boolean candidate = request.hostFilesOnly() ? FileNames.hasDriverVersion(name)
+                        : FileNames.isDriverFile(name, version.orElseThrow());
+                if (!candidate) {
                     continue;
                 }
                 String path = found.path() + "/" + name;
                 try {
                     FileStat stat = dir.statEntry(name);
                     String hostSource = request.hostSources().get(path);
-                    Optional<String> soname = soname(dir, name, hostSource);
+                    Optional<String> soname;
+                    if (request.hostFilesOnly()) {
+                        // The host's own file, or nothing: an image's copy, a file the container
+                        // mounted itself, a volume named like a library directory.
+                        Optional<HostDriverFiles.HostDriverFile> own = hostFiles.identify(
+                                hostSource != null ? host.stat(hostSource) : stat, name);
+                        own.ifPresent(f -> versions.add(f.version()));
+                        soname = own.map(HostDriverFiles.HostDriverFile::soname);
+                    } else {
+                        soname = soname(dir, name, hostSource);
+                    }
                     soname.ifPresent(s -> libraries.add(
                             new LocatedLibrary(new DriverLibrary(found.path(), name, s), stat)));
-                    if (hostSource == null && request.hostDriverFiles().contains(path) && soname.isPresent()) {
-                        learned.put(name, soname.get());
-                    }
                 } catch (ErrnoException e) {
                     if (e.is(Errno.ESRCH)) {
                         throw e;
                     }
-                    if (!e.is(Errno.ENOENT)) {
+                    if (!e.is(Errno.ENOENT) && !request.hostFilesOnly()) {
                         problems.add(new Problem(path, Failures.reasonOf(e), e.getMessage()));
                     }
                 } catch (ElfFormatException | IOException e) {
@@ -153,7 +164,7 @@ public final class DriverLocator {
         return libraries;
     }
 
-    /** The SONAME of a driver file: from the file in the root, or from its host source. */
+    /** The SONAME of a driver file of a root the operator named: from the file in the root, or from its host source. */
     private Optional<String> soname(Directory dir, String name, String hostSource)
             throws ErrnoException, ElfFormatException, IOException {
         try (ReadableFile file = hostSource != null ? host.openRegularFile(hostSource) : dir.openFile(name)) {
@@ -164,29 +175,6 @@ public final class DriverLocator {
             Optional<String> soname = ElfReader.readSoname(file);
             cache.put(file.stat(), soname);
             return soname;
-        }
-    }
-
-    /** What was learned so far: driver files injected from the host's library directories, file name to SONAME. */
-    public Map<String, String> learnedDriverFiles() {
-        synchronized (learned) {
-            return Map.copyOf(learned);
-        }
-    }
-
-    /**
-     * The SONAME of a driver file on the host (a bind mount's source), through the cache; if
-     * the host path cannot be opened, what an injected file of that name was seen to have.
-     */
-    public Optional<String> hostFileSoname(String hostPath) throws ErrnoException, ElfFormatException, IOException {
-        try {
-            return soname(null, null, hostPath);
-        } catch (ErrnoException e) {
-            String seen = learned.get(FileNames.baseName(hostPath));
-            if (seen != null && (e.is(Errno.ENOENT) || e.is(Errno.EACCES) || e.is(Errno.EPERM))) {
-                return Optional.of(seen);
-            }
-            throw e;
         }
     }
 }

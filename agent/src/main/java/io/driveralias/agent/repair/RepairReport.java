@@ -2,6 +2,7 @@ package io.driveralias.agent.repair;
 
 import io.driveralias.agent.core.ActionKind;
 import io.driveralias.agent.core.ContainerOutcome;
+import io.driveralias.agent.core.DriverLibrary;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.LinkAction;
 import java.util.ArrayList;
@@ -13,17 +14,26 @@ import java.util.Set;
 /**
  * Everything one repair (or dry run, or check) of one root found and did. A loader cache that
  * could not be refreshed is among the problems.
+ *
+ * @param driverFiles the driver files found, with their SONAMEs (in a container: the host's own)
  */
 public record RepairReport(Optional<String> driverVersion, List<LinkResult> links, List<Problem> problems,
-                           LoaderCache.Status loaderCache) {
+                           LoaderCache.Status loaderCache, List<DriverLibrary> driverFiles) {
 
     public RepairReport {
         links = List.copyOf(links);
         problems = List.copyOf(problems);
+        driverFiles = List.copyOf(driverFiles);
     }
 
     public RepairReport(Optional<String> driverVersion, List<LinkResult> links, List<Problem> problems) {
-        this(driverVersion, links, problems, LoaderCache.Status.NOT_CHECKED);
+        this(driverVersion, links, problems, LoaderCache.Status.NOT_CHECKED, List.of());
+    }
+
+    /** The links written into a container before its start, as applied: all that is known of one gone before it was looked at again. */
+    public static RepairReport seeded(List<LinkAction> links) {
+        return new RepairReport(Optional.empty(), links.stream().map(a -> LinkResult.of(a, LinkStatus.APPLIED)).toList(),
+                List.of());
     }
 
     public boolean hasDriver() {
@@ -70,7 +80,7 @@ public record RepairReport(Optional<String> driverVersion, List<LinkResult> link
             merged.add(match != null && l.status() == LinkStatus.UNCHANGED && l.action().kind() == ActionKind.KEEP
                     ? LinkResult.of(match, LinkStatus.APPLIED) : l);
         }
-        return new RepairReport(driverVersion, merged, problems, loaderCache);
+        return new RepairReport(driverVersion, merged, problems, loaderCache, driverFiles);
     }
 
     /** Each distinct reason this root is not healthy, links first, then problems. */

@@ -2,6 +2,7 @@ package io.driveralias.agent.repair;
 
 import io.driveralias.agent.core.ActionKind;
 import io.driveralias.agent.core.AliasPlanner;
+import io.driveralias.agent.core.DriverLibrary;
 import io.driveralias.agent.core.EntryKind;
 import io.driveralias.agent.core.FileNames;
 import io.driveralias.agent.core.FailureReason;
@@ -65,7 +66,9 @@ public final class RootRepairer {
             inventory.leftovers().forEach((dir, names) -> removeLeftovers(root, dir, names));
         }
         LoaderCache.Status cache = refreshCache(root, results, problems, mode);
-        return new RepairReport(inventory.driverVersion(), results, problems, cache);
+        List<DriverLibrary> files = inventory.byDirectory().values().stream().flatMap(List::stream)
+                .map(LocatedLibrary::library).toList();
+        return new RepairReport(inventory.driverVersion(), results, problems, cache, files);
     }
 
     /**

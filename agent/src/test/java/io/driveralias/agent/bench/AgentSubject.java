@@ -53,6 +53,7 @@ final class AgentSubject implements Subject {
         cmd.addAll(jvmOptions);
         cmd.addAll(List.of("-jar", AgentProcess.jar().toString(), "run", "--docker-host", docker.host(),
                 "--listen", "127.0.0.1:" + port));
+        cmd.addAll(io.driveralias.agent.testing.TestImages.hostLibraryArguments());
         cmd.addAll(options);
         long launched = System.nanoTime();
         process = AgentProcess.start(cmd, port);

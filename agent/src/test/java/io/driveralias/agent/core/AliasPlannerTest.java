@@ -47,6 +47,9 @@ class AliasPlannerTest {
                 Arguments.of("a relative link through another directory",
                         DirEntry.symlink("libcuda.so.1", "../lib64/libcuda.so.470.199.02"), ActionKind.CONFLICT,
                         "a link the agent did not make holds the alias name (points to ../lib64/libcuda.so.470.199.02)"),
+                Arguments.of("a link to the image's own versioned file that is not a driver version",
+                        DirEntry.symlink("libcuda.so.1", "libcuda.so.1.1"), ActionKind.CONFLICT,
+                        "a link the agent did not make holds the alias name (points to libcuda.so.1.1)"),
                 Arguments.of("a link to itself", DirEntry.symlink("libcuda.so.1", "libcuda.so.1"),
                         ActionKind.REPLACE, "dangling: libcuda.so.1"),
                 Arguments.of("the image ships its own copy", DirEntry.file("libcuda.so.1"), ActionKind.CONFLICT,
@@ -62,7 +65,7 @@ class AliasPlannerTest {
     void decidesWhatToDoAtTheAliasName(String description, DirEntry atAlias, ActionKind expected, String detail) {
         List<DirEntry> listing = new ArrayList<>(List.of(
                 DirEntry.file("libcuda.so.535.104.05"), DirEntry.file("libcuda.so.470.199.02"),
-                DirEntry.file("libc.so.6")));
+                DirEntry.file("libc.so.6"), DirEntry.file("libcuda.so.1.1")));
         if (atAlias != null) {
             listing.add(atAlias);
         }
@@ -71,6 +74,19 @@ class AliasPlannerTest {
 
         assertThat(plan).containsExactly(
                 new LinkAction(expected, DIR, "libcuda.so.1", "libcuda.so.535.104.05", detail));
+    }
+
+    @Test
+    void anImagesOwnLibraryLinkIsNeverReplacedEvenIfAFileClaimsItsName() {
+        // A file named like a driver file of the image's libz: were it ever taken for the
+        // driver's, the image's own libz.so.1 -> libz.so.1.2.13 must still stand.
+        DriverLibrary fake = new DriverLibrary(DIR, "libz.so.535.104.05", "libz.so.1");
+
+        List<LinkAction> plan = new AliasPlanner(false).plan(DIR, List.of(fake), DirectoryListing.of(List.of(
+                DirEntry.file("libz.so.535.104.05"), DirEntry.file("libz.so.1.2.13"),
+                DirEntry.symlink("libz.so.1", "libz.so.1.2.13"))));
+
+        assertThat(plan).extracting(LinkAction::kind).containsExactly(ActionKind.CONFLICT);
     }
 
     @Test

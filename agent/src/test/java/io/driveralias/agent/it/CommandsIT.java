@@ -40,6 +40,9 @@ class CommandsIT {
     static Processes.Result agent(String... args) {
         List<String> cmd = new ArrayList<>(List.of(AgentProcess.java(), "-jar", AgentProcess.jar().toString()));
         cmd.addAll(List.of(args));
+        if (args.length > 0 && List.of("check", "repair").contains(args[0])) {
+            cmd.addAll(TestImages.hostLibraryArguments());
+        }
         return Processes.run(cmd);
     }
 

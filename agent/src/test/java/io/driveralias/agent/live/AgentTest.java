@@ -167,6 +167,33 @@ class AgentTest {
     }
 
     @Test
+    void aFailedContainerThatAStaleListNoLongerShowsIsJudgedByItsOwnStateAndRetried() throws Exception {
+        ContainerInfo bad = running();
+        Path conflict = Files.createDirectory(fixtures.libraryDirectory(bad).resolve(ContainerFixtures.ALIAS));
+        start(2, 100);
+        await("failed", WAIT, () -> metrics.unrepaired().contains(bad.id()));
+        // The list says it is not running (Docker's on a full disk); the container says it is.
+        docker.hideFromList(bad.id());
+
+        agent.reconcile(false);
+        Thread.sleep(200);
+        assertThat(metrics.unrepaired()).as("its series stays while it runs unrepaired").containsExactly(bad.id());
+
+        Files.delete(conflict);
+        agent.reconcile(false);
+        await("repaired at last", WAIT, () -> linked(bad));
+        await("its series gone", WAIT, () -> metrics.unrepaired().isEmpty());
+
+        // Really gone now: examined once more, then left alone.
+        docker.remove(bad.id());
+        agent.reconcile(false);
+        int inspects = docker.inspects(bad.id());
+        agent.reconcile(false);
+        Thread.sleep(200);
+        assertThat(docker.inspects(bad.id())).isLessThanOrEqualTo(inspects + 1);
+    }
+
+    @Test
     void workRefusedByAFullQueueIsCounted() throws Exception {
         start(0, 1);
         docker.emit(ContainerFixtures.newId(), "start", "1.1");

@@ -7,6 +7,8 @@ import io.driveralias.agent.fs.HostRoot;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.overlay.CreateTimeSeeder;
 import io.driveralias.agent.repair.DriverLocator;
+import io.driveralias.agent.repair.HostDriverFiles;
+import io.driveralias.agent.repair.LoaderCache;
 import io.driveralias.agent.repair.RootRepairer;
 import io.driveralias.agent.repair.SonameCache;
 import java.io.IOException;
@@ -20,14 +22,15 @@ import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Containers on disk for unit tests: each root is a plain directory that Docker's fake names
+ * Containers on disk for unit tests: each root is a plain directory that the fake runtime names
  * as the overlay's MergedDir (no /proc entry for its pid, so the agent opens the merged view),
  * with one driver file bind-mounted from the "host": a copy of the Java runtime's libjsig.so,
- * a real ELF file whose SONAME is libjsig.so, named like a driver library of version 1.0.0.
+ * a real ELF file whose SONAME is libjsig.so, named like a driver library of version 535.104.05,
+ * in a directory the agent is told is one of the host's library directories.
  */
 final class ContainerFixtures {
 
-    static final String VERSION = "1.0.0";
+    static final String VERSION = "535.104.05";
     static final String LIB = "/usr/lib64";
     static final String DRIVER_FILE = "libjsig.so." + VERSION;
     static final String ALIAS = "libjsig.so";
@@ -86,19 +89,47 @@ final class ContainerFixtures {
                 .readOnlyRootfs(readOnlyRootfs).build();
     }
 
+    /** The host's own driver file. */
+    Path hostDriverFile() {
+        return hostDriver;
+    }
+
+    /** The host's driver as the agent finds it: the fixtures' host library directory. */
+    HostDriverFiles hostFiles() {
+        HostRoot host = new HostRoot(hostProc.toString(), PathResolver.detect(false));
+        return new HostDriverFiles(host, List.of(hostDriver.getParent().toString()), Optional.of(VERSION));
+    }
+
     CreateTimeSeeder seeder() {
-        PathResolver resolver = PathResolver.detect(false);
-        DriverLocator locator = new DriverLocator(new SonameCache(64), new HostRoot(hostProc.toString(), resolver));
-        return new CreateTimeSeeder(locator::hostFileSoname, gpu -> locator.learnedDriverFiles(), new AliasPlanner(false),
-                resolver, new CreateTimeSeeder.Settings(Optional.of(VERSION), List.of(LIB)));
+        HostDriverFiles files = hostFiles();
+        CreateTimeSeeder.HostDriver driver = new CreateTimeSeeder.HostDriver() {
+            @Override
+            public Optional<String> sonameAt(String hostPath) {
+                return files.atHostPath(hostPath).map(HostDriverFiles.HostDriverFile::soname);
+            }
+
+            @Override
+            public java.util.Map<String, String> runtimeFiles(io.driveralias.agent.core.GpuRequest gpu) {
+                return java.util.Map.of();
+            }
+
+            @Override
+            public Optional<String> driverVersion() {
+                return files.driverVersion();
+            }
+        };
+        return new CreateTimeSeeder(driver, new AliasPlanner(false), PathResolver.detect(false),
+                new CreateTimeSeeder.Settings(List.of(LIB)), LoaderCache.OFF);
     }
 
     ContainerRepairer repairer(ContainerRuntime docker, CreateTimeSeeder seeder, ContainerScope scope) {
         PathResolver resolver = PathResolver.detect(false);
+        HostDriverFiles files = hostFiles();
         return new ContainerRepairer(docker, new ContainerRoots(hostProc.toString(), resolver),
-                new RootRepairer(new DriverLocator(new SonameCache(64), new HostRoot(hostProc.toString(), resolver)),
+                new RootRepairer(new DriverLocator(new SonameCache(64), new HostRoot(hostProc.toString(), resolver), files),
                         new AliasPlanner(false)),
-                scope, new ContainerRepairer.Settings(List.of(LIB), Optional.of(VERSION)), seeder, Clock.systemUTC());
+                scope, new ContainerRepairer.Settings(List.of(LIB), path -> files.atHostPath(path).isPresent()), seeder,
+                Clock.systemUTC());
     }
 
     /** The same container, exited. */

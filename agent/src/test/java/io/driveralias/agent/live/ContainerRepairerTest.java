@@ -195,4 +195,64 @@ class ContainerRepairerTest {
         assertThat(upperAlias(readOnly)).doesNotExist();
         assertThat(upperAlias(gpu)).doesNotExist();
     }
+
+    @Test
+    void aContainerWithoutAGpuRequestIsNeverOpenedWhateverItsImageOrMountsHold() throws Exception {
+        ContainerInfo gpu = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
+        // The image ships a file named like the driver's, and a neighbour's volume holds a copy
+        // of the driver under a library-shaped path: neither is a GPU request.
+        Path volume = Files.createDirectories(dir.resolve("volumes/v/usr/lib/x86_64-linux-gnu"));
+        Path copy = Files.copy(fixtures.hostDriverFile(), volume.resolve(ContainerFixtures.DRIVER_FILE));
+        ContainerInfo plain = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED).toBuilder()
+                .mounts(List.of(new ContainerInfo.Mount("bind", copy.toString(),
+                        ContainerFixtures.LIB + "/" + ContainerFixtures.DRIVER_FILE, false))).build();
+        docker.put(gpu);
+        docker.put(plain);
+
+        Examination e = examine(plain.id(), Optional.empty(), false).orElseThrow();
+
+        assertThat(e.outcome()).isEqualTo(ContainerOutcome.NO_DRIVER);
+        assertThat(e.detail()).contains("no GPU request").contains("not the host's driver files");
+        assertThat(fixtures.libraryDirectory(plain).resolve(ContainerFixtures.ALIAS)).doesNotExist();
+        assertThat(docker.inspects(plain.id())).as("described, never opened").isOne();
+        assertThat(examine(gpu.id(), Optional.empty(), false).orElseThrow().outcome()).isEqualTo(ContainerOutcome.REPAIRED);
+    }
+
+    @Test
+    void aGpuRequestWithoutTheHostsFilesGetsNoAliasForAFileOfItsOwn() throws Exception {
+        // Asked the runtime for a GPU, but the file at the driver's name is the image's own copy.
+        ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED).toBuilder().mounts(List.of())
+                .gpu(io.driveralias.agent.core.GpuRequest.of("nvidia", true, List.of("NVIDIA_VISIBLE_DEVICES=all"), false,
+                        false)).build();
+        Files.write(fixtures.libraryDirectory(c).resolve(ContainerFixtures.DRIVER_FILE),
+                Files.readAllBytes(fixtures.hostDriverFile()));
+        docker.put(c);
+
+        Examination e = examine(c.id(), Optional.empty(), false).orElseThrow();
+
+        assertThat(e.outcome()).isEqualTo(ContainerOutcome.NO_DRIVER);
+        assertThat(fixtures.libraryDirectory(c).resolve(ContainerFixtures.ALIAS)).doesNotExist();
+    }
+
+    @Test
+    void aContainerRepairedBeforeItsStartAndGoneBeforeTheStartPathLooksCountsAsRepaired() throws Exception {
+        ContainerRepairer seeding = fixtures.repairer(docker, fixtures.seeder());
+        ContainerInfo c = fixtures.createdOnOverlay(ContainerFixtures.newId(), "cuda", false);
+        docker.put(c);
+        assertThat(seeding.examine(c.id(), Instant.now(), RootRepairer.Mode.APPLY, Optional.empty(), false)).isEmpty();
+        assertThat(upperAlias(c)).isSymbolicLink();
+
+        // A batch job: started, ran, exited and was removed before its start event was handled.
+        docker.remove(c.id());
+        Examination e = seeding.examine(c.id(), Instant.now(), RootRepairer.Mode.APPLY, Optional.empty(), false)
+                .orElseThrow();
+
+        assertThat(e.outcome()).isEqualTo(ContainerOutcome.REPAIRED);
+        assertThat(e.detail()).startsWith("before start");
+        assertThat(e.report().orElseThrow().applied()).extracting(l -> l.action().name())
+                .containsExactly(ContainerFixtures.ALIAS);
+        // Counted once: a second look finds nothing seeded any more.
+        assertThat(seeding.examine(c.id(), Instant.now(), RootRepairer.Mode.APPLY, Optional.empty(), false)
+                .orElseThrow().outcome()).isEqualTo(ContainerOutcome.GONE);
+    }
 }

@@ -31,6 +31,7 @@ final class FakeRuntime implements ContainerRuntime {
     private final Map<String, Map<Integer, UnaryOperator<ContainerInfo>>> afterInspect = new HashMap<>();
     private final List<Optional<String>> subscriptions = new ArrayList<>();
     private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
+    private final java.util.Set<String> hidden = new java.util.HashSet<>();
     private int lists;
     private int peeks;
     private boolean unreachable;
@@ -38,6 +39,11 @@ final class FakeRuntime implements ContainerRuntime {
 
     synchronized void put(ContainerInfo info) {
         containers.put(info.id(), info);
+    }
+
+    /** The runtime's list leaves it out, while describing it still says it runs (a stale list). */
+    synchronized void hideFromList(String id) {
+        hidden.add(id);
     }
 
     synchronized void remove(String id) {
@@ -143,7 +149,8 @@ final class FakeRuntime implements ContainerRuntime {
     public synchronized List<String> runningContainerIds() throws ContainerRuntimeException {
         requireReachable();
         lists++;
-        return containers.values().stream().filter(ContainerInfo::running).map(ContainerInfo::id).toList();
+        return containers.values().stream().filter(ContainerInfo::running).map(ContainerInfo::id)
+                .filter(id -> !hidden.contains(id)).toList();
     }
 
     @Override

@@ -6,6 +6,7 @@ import io.driveralias.agent.core.AliasPlanner;
 import io.driveralias.agent.fs.HostRoot;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.repair.DriverLocator;
+import io.driveralias.agent.repair.HostDriverFiles;
 import io.driveralias.agent.repair.RootRepairer;
 import io.driveralias.agent.repair.SonameCache;
 import java.nio.file.Files;
@@ -25,8 +26,10 @@ class WarmupTest {
         Path unrelated = Files.createTempDirectory(tmp, "someone-elses-");
 
         PathResolver resolver = PathResolver.detect(false);
-        Warmup.run(new RootRepairer(new DriverLocator(new SonameCache(16), new HostRoot("/proc", resolver)),
-                new AliasPlanner(false)), resolver, 2);
+        HostRoot host = new HostRoot("/proc", resolver);
+        Warmup.run(new RootRepairer(new DriverLocator(new SonameCache(16), host,
+                new HostDriverFiles(host, java.util.List.of(), java.util.Optional.empty())), new AliasPlanner(false)),
+                resolver, 2);
 
         assertThat(leftover).doesNotExist();
         assertThat(Path.of("/etc/passwd")).exists();

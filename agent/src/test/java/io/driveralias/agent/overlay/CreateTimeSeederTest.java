@@ -8,8 +8,8 @@ import io.driveralias.agent.core.GpuRequest;
 import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.fs.HostRoot;
 import io.driveralias.agent.fs.PathResolver;
-import io.driveralias.agent.repair.DriverLocator;
-import io.driveralias.agent.repair.SonameCache;
+import io.driveralias.agent.repair.HostDriverFiles;
+import io.driveralias.agent.repair.LoaderCache;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,7 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class CreateTimeSeederTest {
 
-    private static final String VERSION = "1.0.0";
+    private static final String VERSION = "535.104.05";
     private static final String FILE = "libjsig.so." + VERSION;
     private static final List<String> LIBRARY_DIRECTORIES = List.of("/usr/lib/x86_64-linux-gnu", "/usr/lib64");
 
@@ -55,10 +55,26 @@ class CreateTimeSeederTest {
         Path host = Files.createDirectories(dir.resolve("host/lib"));
         hostDriver = Files.copy(Path.of(System.getProperty("java.home"), "lib", "libjsig.so"), host.resolve(FILE));
         PathResolver resolver = PathResolver.detect(false);
-        DriverLocator locator = new DriverLocator(new SonameCache(16),
-                new HostRoot(dir.resolve("no-proc").toString(), resolver));
-        seeder = new CreateTimeSeeder(locator::hostFileSoname, gpu -> learned, new AliasPlanner(false), resolver,
-                new CreateTimeSeeder.Settings(Optional.of(VERSION), LIBRARY_DIRECTORIES));
+        HostDriverFiles hostFiles = new HostDriverFiles(new HostRoot(dir.resolve("no-proc").toString(), resolver),
+                List.of(host.toString()), Optional.of(VERSION));
+        CreateTimeSeeder.HostDriver driver = new CreateTimeSeeder.HostDriver() {
+            @Override
+            public Optional<String> sonameAt(String hostPath) {
+                return hostFiles.atHostPath(hostPath).map(HostDriverFiles.HostDriverFile::soname);
+            }
+
+            @Override
+            public Map<String, String> runtimeFiles(GpuRequest gpu) {
+                return learned;
+            }
+
+            @Override
+            public Optional<String> driverVersion() {
+                return hostFiles.driverVersion();
+            }
+        };
+        seeder = new CreateTimeSeeder(driver, new AliasPlanner(false), resolver,
+                new CreateTimeSeeder.Settings(LIBRARY_DIRECTORIES), LoaderCache.OFF);
     }
 
     private ContainerInfo created(List<ContainerInfo.Mount> mounts, String driver) {
@@ -102,7 +118,7 @@ class CreateTimeSeederTest {
 
     @Test
     void aContainerAskingTheGpuRuntimeGetsAliasesToTheFilesEarlierContainersReceived() throws IOException {
-        learned = Map.of(FILE, "libjsig.so", "libjsig.so.0.9.0", "libjsig.so");
+        learned = Map.of(FILE, "libjsig.so", "libjsig.so.470.57.02", "libjsig.so");
 
         List<LinkAction> links = seeder.seed(runtimeRequest(new GpuRequest("nvidia", true, Optional.of("all"), false, false, "")));
 
@@ -139,11 +155,25 @@ class CreateTimeSeederTest {
         assertThat(seeder.seed(created(List.of(new ContainerInfo.Mount("bind", hosts.toString(), "/etc/hosts", true),
                 new ContainerInfo.Mount("volume", hostDriver.toString(), "/usr/lib64/" + FILE, true)), "overlay2")))
                 .isEmpty();
-        // A versioned library of another version is not this node's driver.
-        Path other = Files.copy(hostDriver, dir.resolve("host/lib/libjsig.so.2.0.0"));
-        assertThat(seeder.seed(created(List.of(new ContainerInfo.Mount("bind", other.toString(),
-                "/usr/lib64/libjsig.so.2.0.0", false)), "overlay2"))).isEmpty();
+        // A copy of the host's driver file elsewhere is not the host's driver file, whatever its
+        // name and path: a volume or an emptyDir of a neighbour, laid out like a library directory.
+        Path volume = Files.createDirectories(dir.resolve("volumes/v/_data/usr/lib/x86_64-linux-gnu"));
+        Path copy = Files.copy(hostDriver, volume.resolve(FILE));
+        assertThat(seeder.seed(created(List.of(new ContainerInfo.Mount("bind", copy.toString(),
+                "/usr/lib64/" + FILE, false)), "overlay2"))).isEmpty();
+        Path renamed = Files.copy(hostDriver, volume.resolve("libz.so." + VERSION));
+        assertThat(seeder.seed(created(List.of(new ContainerInfo.Mount("bind", renamed.toString(),
+                "/usr/lib64/libz.so." + VERSION, false)), "overlay2"))).isEmpty();
         assertThat(upperContents()).isEmpty();
+    }
+
+    @Test
+    void aHardLinkOfTheHostsFileIsTheHostsFile() throws IOException {
+        // Same device and inode: the file itself, under any path (nvidia-docker 1's volume did this).
+        Path linked = Files.createLink(Files.createDirectories(dir.resolve("host/other")).resolve(FILE), hostDriver);
+
+        assertThat(seeder.seed(created(List.of(new ContainerInfo.Mount("bind", linked.toString(),
+                "/usr/lib64/" + FILE, false)), "overlay2"))).extracting(LinkAction::name).containsExactly("libjsig.so");
     }
 
     @Test

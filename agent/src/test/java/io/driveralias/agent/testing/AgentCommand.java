@@ -22,6 +22,7 @@ public final class AgentCommand {
         List<String> cmd = new ArrayList<>(List.of(AgentProcess.java(),
                 "-Dlogback.configurationFile=" + debugConfig(debugLoggers), "-jar", AgentProcess.jar().toString(), "run",
                 "--listen", "127.0.0.1:" + port, "--resync-interval", "5s", "--docker-host", docker.host()));
+        cmd.addAll(TestImages.hostLibraryArguments());
         cmd.addAll(List.of(extraArgs));
         return AgentProcess.start(cmd, port);
     }

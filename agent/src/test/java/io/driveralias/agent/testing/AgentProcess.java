@@ -51,6 +51,9 @@ public final class AgentProcess implements AutoCloseable {
         if (!extra.contains("--docker-host")) {
             cmd.addAll(List.of("--docker-host", docker.host()));
         }
+        if (!extra.contains("--host-lib-dir")) {
+            cmd.addAll(TestImages.hostLibraryArguments());
+        }
         cmd.addAll(extra);
         return start(cmd, port);
     }

@@ -57,6 +57,22 @@ public final class RealDriver {
         return cache;
     }
 
+    /**
+     * The packages' library directory ({@code .../usr/lib/x86_64-linux-gnu}, whose
+     * {@code nvidia/current} holds the files) if the fixtures were fetched already; nothing is
+     * fetched here.
+     */
+    public static java.util.Optional<Path> fetchedLibraryRoot(Arch arch) {
+        String given = System.getenv("DRIVER_ALIAS_FIXTURES");
+        String xdg = System.getenv("XDG_CACHE_HOME");
+        Path base = given != null && !given.isBlank() ? Path.of(given)
+                : Path.of(xdg != null && !xdg.isBlank() ? xdg : System.getProperty("user.home") + "/.cache",
+                        "driver-alias-agent", "fixtures");
+        Path drivers = (cache != null ? cache : base).resolve("drivers/" + arch.debian);
+        return Files.isRegularFile(drivers.resolve(".complete"))
+                ? java.util.Optional.of(drivers.resolve("usr/lib/" + arch.triplet)) : java.util.Optional.empty();
+    }
+
     /** The driver's package version's upstream part, e.g. 535.261.03. */
     public static String version(Arch arch) {
         try {

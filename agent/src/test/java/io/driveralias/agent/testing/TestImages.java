@@ -66,6 +66,26 @@ public final class TestImages {
         return driverDir;
     }
 
+    /**
+     * The host directories of the test drivers, for the agent's {@code --host-lib-dir}: the
+     * stand-in's, and the real NVIDIA packages' where fetched already (the agent aliases only
+     * the host's own driver files, which it finds there).
+     */
+    public static List<String> hostLibraryDirectories() {
+        List<String> dirs = new ArrayList<>(List.of(driverDir().toString()));
+        RealDriver.fetchedLibraryRoot(RealDriver.Arch.AMD64).ifPresent(dir -> dirs.add(dir.toString()));
+        return dirs;
+    }
+
+    /** {@code --host-lib-dir} arguments for {@link #hostLibraryDirectories()}. */
+    public static List<String> hostLibraryArguments() {
+        List<String> args = new ArrayList<>();
+        for (String dir : hostLibraryDirectories()) {
+            args.addAll(List.of("--host-lib-dir", dir));
+        }
+        return args;
+    }
+
     /** docker run arguments that mount every driver file read-only into {@code libDir}. */
     public static List<String> driverMounts(String libDir) {
         List<String> args = new ArrayList<>();

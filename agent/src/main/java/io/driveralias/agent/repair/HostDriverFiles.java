@@ -1,0 +1,236 @@
+package io.driveralias.agent.repair;
+
+import io.driveralias.agent.core.DriverVersions;
+import io.driveralias.agent.core.FileNames;
+import io.driveralias.agent.elf.ElfFormatException;
+import io.driveralias.agent.elf.ElfReader;
+import io.driveralias.agent.fs.Directory;
+import io.driveralias.agent.fs.Errno;
+import io.driveralias.agent.fs.ErrnoException;
+import io.driveralias.agent.fs.FileStat;
+import io.driveralias.agent.fs.HostRoot;
+import io.driveralias.agent.fs.Libc;
+import io.driveralias.agent.fs.ReadableFile;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.function.LongSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The driver's files as the host has them: what the agent found itself, through its access to
+ * the host's root, in the host's library directories. A file in a container is the driver's
+ * only if it is one of these, the same device and inode (a bind mount keeps both), never by its
+ * name or the shape of its path: a container can name any file of its own {@code libcuda.so.535.104.05}
+ * and mount it from a directory called {@code x86_64-linux-gnu}, but it cannot make its file the
+ * host's. The SONAME of each file is read here, once, from the host's own copy.
+ *
+ * <p>Scanned at the first question and again, at most every {@link #RESCAN_INTERVAL_NANOS}, when
+ * a file with a driver-shaped name is not among them (the driver was upgraded on the node).
+ */
+public final class HostDriverFiles {
+
+    private static final Logger LOG = LoggerFactory.getLogger(HostDriverFiles.class);
+    static final long RESCAN_INTERVAL_NANOS = 30_000_000_000L;
+    /** Subdirectories where distributions keep the driver (Debian: {@code nvidia/current}, {@code nvidia/tesla-535}). */
+    private static final String DRIVER_SUBDIRECTORY = "nvidia";
+
+    /** One of the host's driver files: where the agent found it, its name, version and SONAME. */
+    public record HostDriverFile(String hostPath, String name, String version, String soname) {
+    }
+
+    private record Identity(long dev, long inode) {
+    }
+
+    private final HostRoot host;
+    private final List<String> directories;
+    private final Optional<String> configuredVersion;
+    private final LongSupplier nanoTime;
+    private volatile Map<Identity, HostDriverFile> files;
+    private volatile Optional<String> version = Optional.empty();
+    private long scannedAt;
+
+    /**
+     * @param directories       the host's library directories, in order
+     * @param configuredVersion {@code --driver-version} or the loaded kernel module's; else detected from the files
+     */
+    public HostDriverFiles(HostRoot host, List<String> directories, Optional<String> configuredVersion) {
+        this(host, directories, configuredVersion, System::nanoTime);
+    }
+
+    HostDriverFiles(HostRoot host, List<String> directories, Optional<String> configuredVersion, LongSupplier nanoTime) {
+        this.host = host;
+        this.directories = List.copyOf(directories);
+        this.configuredVersion = configuredVersion;
+        this.nanoTime = nanoTime;
+    }
+
+    /** The host's driver file that {@code stat} describes, if it is one. */
+    public Optional<HostDriverFile> identify(FileStat stat, String name) {
+        if (!stat.isRegularFile()) {
+            return Optional.empty();
+        }
+        Identity identity = new Identity(stat.dev(), stat.inode());
+        HostDriverFile known = current().get(identity);
+        if (known == null && FileNames.hasDriverVersion(name) && rescanDue()) {
+            known = current().get(identity);
+        }
+        return Optional.ofNullable(known);
+    }
+
+    /** The host's driver file a host path leads to (a declared bind's source), if it is one. */
+    public Optional<HostDriverFile> atHostPath(String hostPath) {
+        try {
+            return identify(host.stat(hostPath), FileNames.baseName(hostPath));
+        } catch (ErrnoException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** The driver version of the host's files (the configured one, else the one they carry). */
+    public Optional<String> driverVersion() {
+        current();
+        return version;
+    }
+
+    /** Every driver file found on the host. */
+    public Collection<HostDriverFile> all() {
+        return current().values();
+    }
+
+    private Map<Identity, HostDriverFile> current() {
+        Map<Identity, HostDriverFile> known = files;
+        if (known == null) {
+            synchronized (this) {
+                if (files == null) {
+                    scan();
+                }
+                known = files;
+            }
+        }
+        return known;
+    }
+
+    /** Scans again if the last scan is old enough; true if it did. */
+    private synchronized boolean rescanDue() {
+        if (nanoTime.getAsLong() - scannedAt < RESCAN_INTERVAL_NANOS) {
+            return false;
+        }
+        scan();
+        return true;
+    }
+
+    private synchronized void scan() {
+        scannedAt = nanoTime.getAsLong();
+        Map<String, FileStat> candidates = new LinkedHashMap<>();
+        for (String directory : directories) {
+            list(directory, candidates, true);
+        }
+        Set<String> versions = versions(candidates.keySet());
+        Map<Identity, HostDriverFile> found = new HashMap<>();
+        Map<Identity, HostDriverFile> before = files == null ? Map.of() : files;
+        candidates.forEach((path, stat) -> {
+            String name = FileNames.baseName(path);
+            Identity identity = new Identity(stat.dev(), stat.inode());
+            Optional<String> fileVersion = FileNames.versionOf(name).filter(versions::contains);
+            if (fileVersion.isEmpty() || found.containsKey(identity)) {
+                return;
+            }
+            HostDriverFile old = before.get(identity);
+            Optional<String> soname = old != null ? Optional.of(old.soname()) : soname(path);
+            soname.filter(FileNames::isPlainName)
+                    .ifPresent(s -> found.put(identity, new HostDriverFile(path, name, fileVersion.get(), s)));
+        });
+        Optional<String> v = found.values().stream().map(HostDriverFile::version)
+                .max(DriverVersions::compareVersions);
+        Optional<String> newVersion = found.isEmpty() ? configuredVersion : v;
+        if (files == null || found.isEmpty() != before.isEmpty() || !newVersion.equals(version)) {
+            if (found.isEmpty()) {
+                LOG.warn("no NVIDIA driver files{} in the host's library directories {} (through {}): no container"
+                        + " is repaired until they appear; name the driver's directory with --host-lib-dir",
+                        v.map(x -> " of version " + x).orElse(""), directories, host.describe());
+            } else {
+                LOG.info("the host's driver: {} files of version(s) {} (through {})", found.size(),
+                        found.values().stream().map(HostDriverFile::version).distinct().sorted().toList(), host.describe());
+            }
+        }
+        version = newVersion;
+        files = Map.copyOf(found);
+    }
+
+    /**
+     * The driver versions on the host: the configured one; else every version an anchor
+     * ({@code libcuda}, {@code libnvidia-ml}) carries, as a node may hold two drivers side by
+     * side for a while; else the version most {@code libnvidia-*} files share.
+     */
+    private Set<String> versions(Collection<String> paths) {
+        if (configuredVersion.isPresent()) {
+            return Set.of(configuredVersion.get());
+        }
+        Set<String> anchored = new HashSet<>();
+        List<String> names = paths.stream().map(FileNames::baseName).toList();
+        for (String name : names) {
+            FileNames.versionOf(name).filter(v -> name.equals("libcuda.so." + v) || name.equals("libnvidia-ml.so." + v))
+                    .ifPresent(anchored::add);
+        }
+        if (!anchored.isEmpty()) {
+            return anchored;
+        }
+        return DriverVersions.detect(names).map(Set::of).orElse(Set.of());
+    }
+
+    /** Versioned files of a directory (and of its {@code nvidia/*} subdirectories), a final symlink followed. */
+    private void list(String directory, Map<String, FileStat> candidates, boolean withSubdirectories) {
+        List<String> subdirectories = new ArrayList<>();
+        try (Directory dir = host.openDirectory(directory)) {
+            for (Libc.RawDirent entry : dir.names()) {
+                String path = directory + "/" + entry.name();
+                if (FileNames.hasDriverVersion(entry.name())) {
+                    try {
+                        FileStat stat = host.stat(path);
+                        if (stat.isRegularFile()) {
+                            candidates.putIfAbsent(path, stat);
+                        }
+                    } catch (ErrnoException e) {
+                        // A dangling alternative link: not a file of the driver.
+                    }
+                } else if (withSubdirectories && entry.name().equals(DRIVER_SUBDIRECTORY)) {
+                    subdirectories.add(path);
+                }
+            }
+        } catch (ErrnoException e) {
+            if (!e.is(Errno.ENOENT) && !e.is(Errno.ENOTDIR)) {
+                LOG.debug("host library directory {} not read: {}", directory, e.getMessage());
+            }
+            return;
+        }
+        for (String nvidia : subdirectories) {
+            try (Directory dir = host.openDirectory(nvidia)) {
+                for (Libc.RawDirent entry : dir.names()) {
+                    if (!entry.name().startsWith(".")) {
+                        list(nvidia + "/" + entry.name(), candidates, false);
+                    }
+                }
+            } catch (ErrnoException e) {
+                LOG.debug("host directory {} not read: {}", nvidia, e.getMessage());
+            }
+        }
+    }
+
+    private Optional<String> soname(String hostPath) {
+        try (ReadableFile file = host.openRegularFile(hostPath)) {
+            return ElfReader.readSoname(file);
+        } catch (ErrnoException | ElfFormatException | IOException e) {
+            LOG.debug("host driver file {}: no SONAME read: {}", hostPath, e.getMessage());
+            return Optional.empty();
+        }
+    }
+}
