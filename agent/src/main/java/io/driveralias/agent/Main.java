@@ -89,7 +89,7 @@ public final class Main {
     private static int runOnce(AgentConfig config, RootRepairer.Mode mode, boolean checkOnly, PrintStream out,
                                PrintStream err) {
         try (ContainerRuntime docker = docker(config)) {
-            ContainerRepairer repairer = repairer(config, docker, RepairMetrics.NOOP, false);
+            ContainerRepairer repairer = RepairParts.of(config, RepairMetrics.NOOP, false).repairer(docker);
             return new ContainersCommand(List.of(new ContainersCommand.Target(docker, repairer)), Clock.systemUTC(), out,
                     err).run(config.containerIds(), mode, checkOnly, config.json());
         }
@@ -103,8 +103,8 @@ public final class Main {
                      System.getenv());
              ContainerRuntime docker = docker(config)) {
             metrics.resyncInterval(config.resyncInterval());
-            Agent agent = new Agent(List.of(new Agent.Watched(docker, new RuntimeEvents(docker),
-                    repairer(config, docker, metrics, config.beforeStart()))),
+            RepairParts parts = RepairParts.of(config, metrics, config.beforeStart());
+            Agent agent = new Agent(List.of(new Agent.Watched(docker, new RuntimeEvents(docker), parts.repairer(docker))),
                     new ExaminationReporter(metrics, podEvents), metrics, clock,
                     config.workers(), config.resyncInterval(), config.shutdownGrace());
             try (AgentHttpServer http = new AgentHttpServer(
@@ -113,8 +113,9 @@ public final class Main {
                 Signals.onTerminate(stop::countDown);
                 http.start();
                 agent.start();
-                log.info("driver-alias-agent started: docker {}, listening on {}:{}, library directories {}",
-                        config.dockerHost(), config.listenHost(), http.port(), config.libraryDirectories());
+                log.info("driver-alias-agent started: docker {}, listening on {}:{}, library directories {}; the host's"
+                        + " driver: {}", config.dockerHost(), config.listenHost(), http.port(), config.libraryDirectories(),
+                        parts.hostFiles().summary());
                 stop.await();
                 log.info("stopping: finishing repairs in flight (at most {})", config.shutdownGrace());
                 agent.close();
@@ -134,11 +135,6 @@ public final class Main {
 
     private static ContainerRuntime docker(AgentConfig config) {
         return DockerEngine.create(config.dockerHost(), config.dockerApiVersion(), Set.copyOf(config.gpuRuntimes()));
-    }
-
-    private static ContainerRepairer repairer(AgentConfig config, ContainerRuntime runtime, RepairMetrics metrics,
-                                              boolean beforeStart) {
-        return RepairParts.of(config, metrics, beforeStart).repairer(runtime);
     }
 
     /**

@@ -57,11 +57,11 @@ public final class ContainersCommand {
                     }
                 }
             } catch (ContainerRuntimeException.Unreachable e) {
-                err.println("driver-alias-agent: cannot reach " + runtime.name() + " at " + runtime.endpoint() + ": "
-                        + e.getMessage());
+                err.println("driver-alias-agent: cannot reach " + displayName(runtime) + " at " + runtime.endpoint()
+                        + ": " + e.getMessage());
                 return ExitCodes.RUNTIME_UNREACHABLE;
             } catch (ContainerRuntimeException e) {
-                err.println("driver-alias-agent: " + runtime.name() + ": " + e.getMessage());
+                err.println("driver-alias-agent: " + displayName(runtime) + ": " + e.getMessage());
                 return ExitCodes.RUNTIME_UNREACHABLE;
             }
         }
@@ -72,6 +72,11 @@ public final class ContainersCommand {
         print(results, mode == RootRepairer.Mode.DRY_RUN, checkOnly, json);
         boolean allHealthy = results.stream().allMatch(r -> r.outcome() != ContainerOutcome.FAILED);
         return allHealthy ? ExitCodes.HEALTHY : ExitCodes.UNREPAIRED;
+    }
+
+    /** As people write it: Docker, containerd. */
+    private static String displayName(ContainerRuntime runtime) {
+        return runtime.name().equals("docker") ? "Docker" : runtime.name();
     }
 
     private void print(List<Examination> results, boolean dryRun, boolean checkOnly, boolean json) {

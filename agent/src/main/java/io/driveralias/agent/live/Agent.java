@@ -337,8 +337,8 @@ public final class Agent implements AgentStatus, AutoCloseable {
             }
             metrics.reconcileSucceeded(clock.instant());
             if (!reconciled || full) {
-                LOG.info("{} reconcile of {}: {} running container(s), {} queued", reconciled ? "full" : "first",
-                        name(), running.size(), queued);
+                LOG.info("{} reconcile: {} running container(s), {} queued ({})", reconciled ? "full" : "first",
+                        running.size(), queued, name());
             }
             reconciled = true;
         }

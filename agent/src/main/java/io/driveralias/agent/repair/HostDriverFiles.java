@@ -101,6 +101,16 @@ public final class HostDriverFiles {
         return version;
     }
 
+    /** What the host's driver is, for a log line: "4 files of version 535.104.05 in /usr/lib/x86_64-linux-gnu". */
+    public String summary() {
+        Collection<HostDriverFile> all = all();
+        if (all.isEmpty()) {
+            return "no driver files found";
+        }
+        return all.size() + " files of version " + version.orElse("?") + " in "
+                + all.stream().map(f -> FileNames.dirName(f.hostPath())).distinct().sorted().toList();
+    }
+
     /** Every driver file found on the host. */
     public Collection<HostDriverFile> all() {
         return current().values();
@@ -158,8 +168,11 @@ public final class HostDriverFiles {
                         + " is repaired until they appear; name the driver's directory with --host-lib-dir",
                         v.map(x -> " of version " + x).orElse(""), directories, host.describe());
             } else {
-                LOG.info("the host's driver: {} files of version(s) {} (through {})", found.size(),
-                        found.values().stream().map(HostDriverFile::version).distinct().sorted().toList(), host.describe());
+                // The first finding is the daemon's to announce (in its start line); a change is news.
+                LOG.atLevel(files == null ? org.slf4j.event.Level.DEBUG : org.slf4j.event.Level.INFO)
+                        .log("the host's driver: {} files of version(s) {} (through {})", found.size(),
+                                found.values().stream().map(HostDriverFile::version).distinct().sorted().toList(),
+                                host.describe());
             }
         }
         version = newVersion;
