@@ -67,9 +67,10 @@ final class RealContainers implements AutoCloseable {
     }
 
     /**
-     * docker run -d (or create) [options] image, whose first instructions load the driver:
-     * nvidia-smi (its exit status), then cuInit through libcuda.so.1. What they printed is
-     * {@link #firstInstructions}.
+     * docker run -d (or create) [options] image, whose first instructions look for the driver
+     * and load it: {@code ldconfig -p | grep libcuda.so.1}, as NVIDIA's CUDA images decide at
+     * their entrypoint whether the driver is there ("cache=yes"), then nvidia-smi (its exit
+     * status), then cuInit through libcuda.so.1. What they printed is {@link #firstInstructions}.
      */
     String startProbing(String verb, String... options) {
         List<String> args = new ArrayList<>(List.of(verb));
@@ -77,7 +78,8 @@ final class RealContainers implements AutoCloseable {
             args.add("-d");
         }
         args.addAll(List.of(options));
-        args.addAll(List.of(image, "sh", "-c", "nvidia-smi >/dev/null 2>&1; echo nvidia-smi=$?; python3 -c \"$0\" 2>&1;"
+        args.addAll(List.of(image, "sh", "-c", "if ldconfig -p | grep -q 'libcuda.so.1 '; then echo cache=yes;"
+                + " else echo cache=no; fi; nvidia-smi >/dev/null 2>&1; echo nvidia-smi=$?; python3 -c \"$0\" 2>&1;"
                 + " echo end; sleep 600", CU_INIT));
         String id = docker.run(args.toArray(String[]::new));
         started.add(id);

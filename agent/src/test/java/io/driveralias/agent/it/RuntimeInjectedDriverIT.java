@@ -4,12 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DockerHarness;
-import io.driveralias.agent.testing.RealDriver;
-import io.driveralias.agent.testing.RealDriver.Arch;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -22,10 +18,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Driver files added by the container's OCI runtime, as the NVIDIA runtime adds them (CDI
  * mode, or its legacy hook), not by {@code -v}: {@code docker inspect} shows no mount at all.
- * A test runtime ({@code src/test/fixtures/gpu-runtime.sh}, registered with a second private
- * dockerd by {@code --add-runtime}) adds bind mounts of NVIDIA's real versioned files to the
- * bundle of every container whose environment asks for GPUs, then runs runc. The agent finds
- * them in the container's own mount table and repairs it.
+ * A test runtime ({@link GpuRuntimeDocker}) adds bind mounts of NVIDIA's real versioned files
+ * to the bundle of every container whose environment asks for GPUs, then runs runc. The agent
+ * finds them in the container's own mount table and repairs it.
  */
 @Timeout(300)
 class RuntimeInjectedDriverIT {
@@ -35,13 +30,8 @@ class RuntimeInjectedDriverIT {
     static DockerHarness docker;
 
     @BeforeAll
-    static void daemon() throws IOException {
-        Path script = RealDriver.moduleDir().resolve("src/test/fixtures/gpu-runtime.sh");
-        Path launcher = tmp.resolve("gpu-runtime");
-        Files.writeString(launcher, "#!/bin/sh\nexec bash '" + script + "' '" + RealDriver.libraryDir(Arch.AMD64) + "' '"
-                + RealContainers.LIB_DIR + "' '" + RealDriver.nvidiaSmi(Arch.AMD64) + "' \"$@\"\n");
-        Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("rwxr-xr-x"));
-        docker = DockerHarness.startAnother("--add-runtime", "gpu=" + launcher);
+    static void daemon() {
+        docker = GpuRuntimeDocker.start(tmp);
     }
 
     @AfterAll
@@ -90,13 +80,16 @@ class RuntimeInjectedDriverIT {
                 docker.run("start", created);
                 String noGpuRun = containers.startProbing("run", "--runtime", "gpu", "--env", "NVIDIA_VISIBLE_DEVICES=void");
                 int loaded = 0;
+                int cached = 0;
                 for (String id : runs) {
                     loaded += loadsAtFirstInstruction(containers.firstInstructions(id)) ? 1 : 0;
+                    cached += containers.firstInstructions(id).contains("cache=yes") ? 1 : 0;
                 }
-                System.out.printf("[runtime-injected] docker run: the driver loads at the first instruction in %d of %d%n",
-                        loaded, runs.size());
+                System.out.printf("[runtime-injected] docker run: the driver loads at the first instruction in %d of %d,"
+                        + " ldconfig -p lists libcuda.so.1 in %d%n", loaded, runs.size(), cached);
                 assertThat(loaded).as("docker run with the runtime's files: aliases at the first instruction")
                         .isEqualTo(runs.size());
+                assertThat(cached).as("the loader cache lists them at the first instruction too").isEqualTo(runs.size());
                 assertThat(loadsAtFirstInstruction(containers.firstInstructions(created))).as("create, then start").isTrue();
                 int beforeStart = 0;
                 for (String id : runs) {
@@ -122,7 +115,7 @@ class RuntimeInjectedDriverIT {
                         .output().trim()).as("libnvidia-ml.so.1 and its file, no alias to a file that never came")
                         .isEqualTo("2");
                 assertThat(containers.firstInstructions(noGpuRun)).as("no GPU asked: nothing written")
-                        .contains("nvidia-smi=127");
+                        .contains("nvidia-smi=127").contains("cache=no");
                 assertThat(containers.exec(noGpuRun, "ls", RealContainers.LIB_DIR).output()).doesNotContain("libcuda")
                         .doesNotContain("libnvidia");
                 assertThat(agent.logLines("WARN")).isEmpty();

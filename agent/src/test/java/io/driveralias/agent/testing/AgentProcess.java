@@ -105,6 +105,31 @@ public final class AgentProcess implements AutoCloseable {
         throw new AssertionError("timed out after " + timeout.toMillis() + " ms waiting for " + what + ":\n" + log());
     }
 
+    /** GET /metrics: the Prometheus text. */
+    public String metrics() {
+        try {
+            java.net.http.HttpResponse<String> r = java.net.http.HttpClient.newHttpClient().send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + "/metrics"))
+                            .timeout(Duration.ofSeconds(10)).build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+            return r.body();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /** The value of one series of /metrics, {@code series} as scraped (name and labels), 0 when absent. */
+    public double metric(String series) {
+        for (String line : metrics().lines().toList()) {
+            if (line.startsWith(series + " ")) {
+                return Double.parseDouble(line.substring(series.length() + 1).trim().split(" ")[0]);
+            }
+        }
+        return 0;
+    }
+
     public boolean isAlive() {
         return process.isAlive();
     }
