@@ -74,9 +74,8 @@ public final class ContainersCommand {
         return allHealthy ? ExitCodes.HEALTHY : ExitCodes.UNREPAIRED;
     }
 
-    /** As people write it: Docker, containerd. */
     private static String displayName(ContainerRuntime runtime) {
-        return runtime.name().equals("docker") ? "Docker" : runtime.name();
+        return ContainerRuntime.displayName(runtime.name());
     }
 
     private void print(List<Examination> results, boolean dryRun, boolean checkOnly, boolean json) {

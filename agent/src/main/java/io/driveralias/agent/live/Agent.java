@@ -226,6 +226,10 @@ public final class Agent implements AgentStatus, AutoCloseable {
             return watched.runtime().name();
         }
 
+        private String display() {
+            return ContainerRuntime.displayName(name());
+        }
+
         void start() {
             watched.events().start(this);
             pinger.schedule(this::ping, tuning.pingInterval().toMillis(), TimeUnit.MILLISECONDS);
@@ -262,7 +266,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
             streamConnected = true;
             answering = true;
             publishUp();
-            LOG.info("watching {} events at {} ({})", name(), watched.runtime().endpoint(), api);
+            LOG.info("watching {} events at {} ({})", display(), watched.runtime().endpoint(), api);
             reconciler.execute(() -> reconcile(true));
         }
 
@@ -284,9 +288,9 @@ public final class Agent implements AgentStatus, AutoCloseable {
             if (ok != answering) {
                 answering = ok;
                 if (ok) {
-                    LOG.info("{} at {} answers again", name(), watched.runtime().endpoint());
+                    LOG.info("{} at {} answers again", display(), watched.runtime().endpoint());
                 } else {
-                    LOG.warn("{} at {} does not answer a ping within its timeout: not ready until it does", name(),
+                    LOG.warn("{} at {} does not answer a ping within its timeout: not ready until it does", display(),
                             watched.runtime().endpoint());
                 }
                 publishUp();
@@ -305,7 +309,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
             try {
                 running = watched.runtime().runningContainerIds();
             } catch (ContainerRuntimeException e) {
-                LOG.warn("reconcile: cannot list {} containers: {}", name(), e.getMessage());
+                LOG.warn("reconcile: cannot list {} containers: {}", display(), e.getMessage());
                 return;
             }
             Instant now = clock.instant();
@@ -332,7 +336,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
                 }
             }
             if (refused > 0) {
-                LOG.warn("reconcile: queue full, {} {} container(s) left for the next reconcile", refused, name());
+                LOG.warn("reconcile: queue full, {} {} container(s) left for the next reconcile", refused, display());
                 metrics.queueRefused(refused);
             }
             metrics.reconcileSucceeded(clock.instant());

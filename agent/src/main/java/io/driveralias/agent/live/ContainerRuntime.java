@@ -17,6 +17,11 @@ public interface ContainerRuntime extends AutoCloseable {
     /** {@code docker} or {@code containerd}: the {@code runtime} label of metrics, in messages. */
     String name();
 
+    /** A runtime's name as people write it, for messages: Docker, containerd. */
+    static String displayName(String name) {
+        return name.equals("docker") ? "Docker" : name;
+    }
+
     /** Where the runtime is (its socket), for messages. */
     String endpoint();
 

@@ -65,11 +65,11 @@ public final class RuntimeEvents implements ContainerEvents {
             listener.onDisconnected(why);
             // Once per outage at WARN; the retries that follow only at DEBUG.
             if (backoff.equals(FIRST_BACKOFF)) {
-                LOG.warn("{} event stream at {} lost ({}); reconnecting every {} ms until it answers", runtime.name(),
-                        runtime.endpoint(), why, MAX_BACKOFF.toMillis());
+                LOG.warn("{} event stream at {} lost ({}); reconnecting every {} ms until it answers",
+                        ContainerRuntime.displayName(runtime.name()), runtime.endpoint(), why, MAX_BACKOFF.toMillis());
             } else {
-                LOG.debug("{} at {} still unreachable ({}); next try in {} ms", runtime.name(), runtime.endpoint(), why,
-                        backoff.toMillis());
+                LOG.debug("{} at {} still unreachable ({}); next try in {} ms", ContainerRuntime.displayName(runtime.name()),
+                        runtime.endpoint(), why, backoff.toMillis());
             }
             try {
                 Thread.sleep(backoff);
