@@ -304,10 +304,9 @@ public final class ConfigParser {
         return new String[] {host.isEmpty() ? "0.0.0.0" : host, listen.substring(colon + 1)};
     }
 
-    /** The jar's version (its manifest's Implementation-Version), {@code dev} when run from classes. */
+    /** The build's version ({@link BuildVersion}). */
     public static String version() {
-        String version = ConfigParser.class.getPackage().getImplementationVersion();
-        return version == null ? "dev" : version;
+        return BuildVersion.get();
     }
 
     /** The option table as help text. */

@@ -1,5 +1,6 @@
 package io.driveralias.agent.metrics;
 
+import io.driveralias.agent.config.BuildVersion;
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.FailureReason;
@@ -121,14 +122,13 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     }
 
     /**
-     * The agent's meters plus the JVM and process ones, on a new registry, with the version
-     * from the jar's manifest ("dev" when run from classes).
+     * The agent's meters plus the JVM and process ones, on a new registry, with the build's
+     * version ({@link BuildVersion}).
      */
     public static MicrometerRepairMetrics withProcessMetrics() {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         ProcessMetrics process = ProcessMetrics.bindTo(registry);
-        String version = MicrometerRepairMetrics.class.getPackage().getImplementationVersion();
-        return new MicrometerRepairMetrics(registry, version == null ? "dev" : version, process::close);
+        return new MicrometerRepairMetrics(registry, BuildVersion.get(), process::close);
     }
 
     /** The whole registry in OpenMetrics if {@code acceptHeader} asks for it, else in the Prometheus text format. */
