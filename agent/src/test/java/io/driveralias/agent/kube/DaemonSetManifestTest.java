@@ -28,8 +28,8 @@ class DaemonSetManifestTest {
      */
     private static final Set<String> CAPABILITIES = Set.of("SYS_PTRACE", "DAC_OVERRIDE", "CHOWN", "FOWNER");
 
-    /** Read by the agent or its JVM without being one of its options. */
-    private static final Set<String> OTHER_VARIABLES = Set.of("NODE_NAME", "DOCKER_HOST", "JAVA_TOOL_OPTIONS");
+    /** Read by the agent without being one of its options. */
+    private static final Set<String> OTHER_VARIABLES = Set.of("NODE_NAME", "DOCKER_HOST");
 
     private DaemonSet daemonSet;
     private PodSpec pod;
@@ -159,6 +159,17 @@ class DaemonSetManifestTest {
 
         assertThat(env()).extracting(EnvVar::getName).doesNotHaveDuplicates().isSubsetOf(known);
         assertThat(agent.getEnvFrom()).isNullOrEmpty();
+    }
+
+    /**
+     * No JVM options from the environment: the JVM announces each of these variables on stderr in
+     * plain text ("Picked up JAVA_TOOL_OPTIONS: ..."), ahead of the JSON log. The options are the
+     * image's argument file (JvmOptionsTest).
+     */
+    @Test
+    void setsNoJvmOptionsInTheEnvironment() {
+        assertThat(env()).extracting(EnvVar::getName)
+                .doesNotContain("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", "JAVA_OPTS");
     }
 
     @Test
