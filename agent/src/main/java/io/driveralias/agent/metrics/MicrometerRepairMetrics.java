@@ -106,6 +106,7 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
         for (String result : java.util.List.of("sent", "dropped", "failed")) {
             kubernetesEvents(result);
         }
+        queueRefused();
         Gauge.builder(UNREPAIRED_CONTAINERS, unrepaired, Map::size)
                 .description("Running in-scope containers still missing a driver alias")
                 .strongReference(true)
@@ -238,10 +239,14 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
 
     @Override
     public void queueRefused(int containers) {
-        Counter.builder(QUEUE_REFUSED)
+        queueRefused().increment(containers);
+    }
+
+    /** Registered at 0 from the start, like the other counters: scraped before the first refusal. */
+    private Counter queueRefused() {
+        return Counter.builder(QUEUE_REFUSED)
                 .description("Containers the full work queue refused; the next reconcile takes them")
-                .register(registry)
-                .increment(containers);
+                .register(registry);
     }
 
     @Override
