@@ -15,7 +15,8 @@ import java.util.stream.Stream;
  * files is a fenced block after {@code <!-- overlay NAME: FILE -->}, written into
  * {@code my-overlay/}, next to a copy of this checkout's {@code k8s/} in
  * {@code driver-alias-agent/k8s/}. The overlay's {@code bases:} entry names a variant of that copy;
- * the test picks which one.
+ * the test picks which one, and its patches name the objects in that variant's namespace, as the
+ * page's reader would write them.
  */
 final class DocumentedOverlay {
 
@@ -41,6 +42,8 @@ final class DocumentedOverlay {
                         throw new AssertionError(doc + ": overlay " + name + " has no ../driver-alias-agent/k8s/... base");
                     }
                     text = base.replaceFirst(Matcher.quoteReplacement(base.group(1) + variant));
+                } else {
+                    text = text.replace("namespace: driver-alias\n", "namespace: " + namespace(variant) + "\n");
                 }
                 Files.writeString(overlay.resolve(block.group(1)), text);
                 files++;
@@ -52,6 +55,23 @@ final class DocumentedOverlay {
             throw new AssertionError(doc + " has no <!-- overlay " + name + ": kustomization.yaml --> block");
         }
         return overlay;
+    }
+
+    /**
+     * The fenced block after {@code <!-- patch NAME -->} in {@code doc}, its objects in
+     * {@code variant}'s namespace: a file the page tells the reader to add to an overlay.
+     */
+    static String patch(String doc, String name, String variant) {
+        Matcher block = Pattern.compile("<!-- patch " + Pattern.quote(name) + " -->\\s*\\n```\\w*\\n(.*?)\\n```",
+                Pattern.DOTALL).matcher(RepoFiles.read(doc));
+        if (!block.find()) {
+            throw new AssertionError(doc + " has no <!-- patch " + name + " --> block");
+        }
+        return block.group(1).replace("namespace: driver-alias\n", "namespace: " + namespace(variant) + "\n") + "\n";
+    }
+
+    private static String namespace(String variant) {
+        return variant.equals("overlays/namespace") ? "gpu-system" : "driver-alias";
     }
 
     /** {@code tmp/driver-alias-agent/k8s}, a copy of the checkout's, to change or build on. */

@@ -2,6 +2,7 @@ package io.driveralias.agent.kube;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.driveralias.agent.metrics.RepoFiles;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodSpecBuilder;
@@ -9,11 +10,14 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ResourceQuota;
 import io.fabric8.kubernetes.api.model.ScopedResourceSelectorRequirement;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.FieldSource;
 
@@ -29,6 +33,8 @@ import org.junit.jupiter.params.provider.FieldSource;
 class PriorityAdmissionTest {
 
     static final List<String> VARIANTS = Manifests.VARIANTS;
+
+    private static final String DOC = "docs/kubernetes.md";
 
     /** GKE's configuration of the ResourceQuota admission plugin. */
     private static final ScopedResourceSelectorRequirement GKE_LIMITED = new ScopedResourceSelectorRequirement(
@@ -71,6 +77,54 @@ class PriorityAdmissionTest {
         assertThat(quota.getSpec().getHard()).containsOnlyKeys("pods");
         assertThat(Quantity.getAmountInBytes(quota.getSpec().getHard().get("pods")).intValueExact())
                 .isGreaterThan(MAX_NODES * 10);
+    }
+
+    /**
+     * docs/kubernetes.md's alternative: a priority class of one's own, admitted without a quota;
+     * then the page's patch that deletes the quota too, which kubectl 1.20's kustomize cannot do
+     * (it leaves an empty document, as the page warns).
+     */
+    @ParameterizedTest
+    @FieldSource("VARIANTS")
+    void theDocumentedOverlayWithAPriorityClassOfOnesOwnNeedsNoQuota(String variant, @TempDir Path tmp)
+            throws Exception {
+        Path overlay = DocumentedOverlay.write(tmp, DOC, "own-priority", variant);
+        List<HasMetadata> rendered = Manifests.render(overlay);
+        DaemonSet daemonSet = daemonSet(rendered);
+        PodSpec pod = daemonSet.getSpec().getTemplate().getSpec();
+
+        assertThat(pod.getPriorityClassName()).isEqualTo("gpu-node-agents");
+        assertThat(admit(pod, daemonSet.getMetadata().getNamespace(), List.of())).isEmpty();
+        PodSpec original = daemonSet(Manifests.render(variant)).getSpec().getTemplate().getSpec();
+        original.setPriorityClassName(pod.getPriorityClassName());
+        assertThat(pod).isEqualTo(original);
+
+        Files.writeString(overlay.resolve("no-quota.yaml"), DocumentedOverlay.patch(DOC, "no-quota.yaml", variant));
+        String kustomization = Files.readString(overlay.resolve("kustomization.yaml"));
+        assertThat(kustomization).contains("  - priority.yaml\n");
+        Files.writeString(overlay.resolve("kustomization.yaml"),
+                kustomization.replace("  - priority.yaml\n", "  - priority.yaml\n  - no-quota.yaml\n"));
+        if (kubectlMinor() <= 20) {
+            assertThat(Kustomize.build(overlay)).containsPattern("(?m)^\\{}$");
+            assertThat(RepoFiles.read(DOC)).contains("kubectl 1.21 or newer");
+        } else {
+            List<HasMetadata> withoutQuota = Manifests.render(overlay);
+            assertThat(quotas(withoutQuota)).isEmpty();
+            assertThat(withoutQuota).hasSize(rendered.size() - 1);
+            assertThat(daemonSet(withoutQuota)).isEqualTo(daemonSet);
+        }
+    }
+
+    /** The minor version of the kubectl that renders (Kustomize's), e.g. 20 for 1.20's kustomize v2.0.3. */
+    private static int kubectlMinor() throws Exception {
+        Process p = new ProcessBuilder(Kustomize.executable(), "version", "--client", "-o", "json")
+                .redirectErrorStream(true).start();
+        p.getOutputStream().close();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        java.util.regex.Matcher minor = java.util.regex.Pattern.compile("\"minor\":\\s*\"(\\d+)").matcher(out);
+        assertThat(minor.find()).as(out).isTrue();
+        return Integer.parseInt(minor.group(1));
     }
 
     @Test
