@@ -9,7 +9,8 @@
 #   --rootfs DIR   where to build the tree (default agent/target/image-rootfs; emptied first)
 #   --jar JAR      the shaded agent jar (default agent/target/driver-alias-agent.jar, from
 #                  `mvn -B -pl agent package -DskipTests`)
-#   --tag IMAGE    the image to create (default driver-alias-agent:local, what k8s/ deploys)
+#   --tag IMAGE    the image to create (default driver-alias-agent:VERSION, VERSION being the jar's
+#                  own, e.g. driver-alias-agent:0.2.0: what k8s/ of the same checkout deploys)
 #   --no-import    build and check the tree only; Docker is not needed then
 #
 # JAVA_HOME picks the JDK (default /usr/lib/jvm/temurin-25-jdk-amd64). This machine's glibc goes
@@ -21,7 +22,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 agent=$(dirname "$here")
 rootfs=$agent/target/image-rootfs
 jar=$agent/target/driver-alias-agent.jar
-tag=driver-alias-agent:local
+tag=
 import=true
 while (($#)); do
     case $1 in
@@ -35,8 +36,9 @@ while (($#)); do
 done
 export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
 
-# The same flags as agent/Dockerfile's ENTRYPOINT (ContainerImageTest keeps them equal).
-ENTRYPOINT='["/opt/java/bin/java", "-XX:+UseSerialGC", "-XX:+ExitOnOutOfMemoryError", "-jar", "/opt/driver-alias-agent/driver-alias-agent.jar"]'
+# agent/Dockerfile's ENTRYPOINT (ContainerImageTest keeps them equal): the JVM's options come from
+# jvm.options beside this script, installed next to the jar.
+ENTRYPOINT='["/opt/java/bin/java", "@/opt/driver-alias-agent/jvm.options", "-jar", "/opt/driver-alias-agent/driver-alias-agent.jar"]'
 CMD='["run"]'
 
 die() { echo "build-rootfs.sh: $*" >&2; exit 1; }
@@ -57,6 +59,7 @@ rootfs=$(cd "$rootfs" && pwd)
 echo "build-rootfs.sh: linking the Java runtime"
 "$here/jlink-runtime.sh" "$rootfs/opt/java"
 install -D -m 0644 "$jar" "$rootfs/opt/driver-alias-agent/driver-alias-agent.jar"
+install -D -m 0644 "$here/jvm.options" "$rootfs/opt/driver-alias-agent/jvm.options"
 
 # Every library the runtime's executables and libraries load, and the dynamic loader, copied
 # to the same path as here (links resolved). libjvm.so and its siblings come with the runtime.
@@ -110,10 +113,10 @@ check_with_chroot() {
         return 0
     }
     local status=0
-    chroot "$rootfs" /opt/java/bin/java -XX:+UseSerialGC -version || status=1
+    chroot "$rootfs" /opt/java/bin/java @/opt/driver-alias-agent/jvm.options -version || status=1
     if ((status == 0)); then
-        chroot "$rootfs" /opt/java/bin/java -XX:+UseSerialGC -jar /opt/driver-alias-agent/driver-alias-agent.jar \
-            --help >/dev/null || status=1
+        chroot "$rootfs" /opt/java/bin/java @/opt/driver-alias-agent/jvm.options \
+            -jar /opt/driver-alias-agent/driver-alias-agent.jar --help >/dev/null || status=1
     fi
     umount "$rootfs/proc"
     ((status == 0)) || die "the agent does not start in $rootfs"
@@ -125,9 +128,11 @@ fi
 echo "build-rootfs.sh: $(du -sh "$rootfs" | cut -f1) in $rootfs"
 
 if [[ $import == true ]]; then
-    # The jar's own version (its manifest), for the OCI label; agent/Dockerfile sets it from VERSION.
+    # The jar's own version (its manifest, written from the pom): the OCI label and the default tag.
     version=$(cd "$rootfs/tmp" && "$JAVA_HOME/bin/jar" -xf "$jar" META-INF/MANIFEST.MF 2>/dev/null \
         && sed -n 's/^Implementation-Version: *//p' META-INF/MANIFEST.MF | tr -d '\r'; rm -rf "$rootfs/tmp/META-INF")
+    [[ -n $version ]] || die "no Implementation-Version in $jar's manifest"
+    tag=${tag:-driver-alias-agent:$version}
     command -v docker >/dev/null || die "no docker command: use --no-import, or install Docker"
     tar -C "$rootfs" --numeric-owner --owner=0 --group=0 -c . \
         | docker import \

@@ -3,6 +3,7 @@ package io.driveralias.agent;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.config.ConfigParser;
+import io.driveralias.agent.metrics.RepoFiles;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -24,8 +25,9 @@ class VersionFlagTest {
         assertThat(exit).isZero();
         assertThat(out.toString(StandardCharsets.UTF_8)).isEqualTo("driver-alias-agent " + ConfigParser.version() + "\n");
         assertThat(err.toString(StandardCharsets.UTF_8)).isEmpty();
-        // From classes (the unit tests) there is no manifest: "dev", as driver_alias_build_info says.
-        assertThat(ConfigParser.version()).isEqualTo("dev");
+        // The build's version, from classes as from the jar: the parent pom's, a semantic version.
+        assertThat(ConfigParser.version()).isEqualTo(RepoFiles.projectVersion())
+                .matches("\\d+\\.\\d+\\.\\d+(-[0-9A-Za-z.-]+)?");
     }
 
     @Test

@@ -15,10 +15,14 @@ import io.driveralias.agent.repair.RootRepairer;
 import io.driveralias.agent.repair.SonameCache;
 import java.io.PrintStream;
 import java.util.List;
-import java.util.Optional;
 import java.util.Map;
+import java.util.Optional;
 
-/** {@code repair --root DIR}: one unpacked root filesystem, no Docker. */
+/**
+ * {@code repair --root DIR} and {@code check --root DIR}: one unpacked root filesystem, no Docker.
+ * {@code check} reports (missing aliases as missing) and changes nothing, with {@code check}'s exit
+ * codes: 0 when the root is healthy, 1 otherwise.
+ */
 public final class RootRepairCommand {
 
     private final AgentConfig config;
@@ -36,6 +40,7 @@ public final class RootRepairCommand {
     public int run() {
         String rootPath = config.root().orElseThrow();
         PathResolver resolver = PathResolver.detect(config.forceWalkResolver());
+        boolean check = config.command() == AgentConfig.Command.CHECK;
         HostRoot host = new HostRoot("/proc", resolver);
         // The root's own files count (LocateRequest.of): the host's are never asked for.
         RootRepairer repairer = new RootRepairer(new DriverLocator(new SonameCache(256), host,
@@ -43,12 +48,12 @@ public final class RootRepairCommand {
         RepairReport report;
         try (RootFs root = RootFs.openHostDirectory(rootPath, resolver)) {
             report = repairer.repair(root, LocateRequest.of(config.libraryDirectories(), config.driverVersion()),
-                    config.dryRun() ? RootRepairer.Mode.DRY_RUN : RootRepairer.Mode.APPLY);
+                    check || config.dryRun() ? RootRepairer.Mode.DRY_RUN : RootRepairer.Mode.APPLY);
         } catch (ErrnoException e) {
             err.println("driver-alias-agent: cannot open root " + rootPath + ": " + e.getMessage());
             return ExitCodes.USAGE;
         }
-        ReportPrinter printer = new ReportPrinter(out, false);
+        ReportPrinter printer = new ReportPrinter(out, check);
         if (config.json()) {
             printer.json(ReportPrinter.toMap(report, Map.of("root", rootPath, "resolver", resolver.name())));
         } else {

@@ -56,7 +56,7 @@ public final class ConfigParser {
             new Option("log-format", "text", false, false, "text|json"),
             new Option("log-level", "info", false, false, "error|warn|info|debug|trace"),
             new Option("host-proc", "/proc", false, false, "where the host's processes are visible"),
-            new Option("root", null, false, false, "repair an unpacked root filesystem instead of containers"),
+            new Option("root", null, false, false, "check or repair an unpacked root filesystem instead of containers"),
             new Option("resolver", "auto", false, false, "auto|walk: force the pre-openat2 path walk (tests)"),
             new Option("workers", "4", false, false, "repair workers"),
             new Option("shutdown-grace", "10s", false, false, "how long SIGTERM waits for repairs in flight"),
@@ -113,8 +113,8 @@ public final class ConfigParser {
         Command command = parseEnum(Command.class, "command", positional.getFirst());
         List<String> ids = positional.subList(1, positional.size());
         Optional<String> root = v.optional("root");
-        if (root.isPresent() && (command != Command.REPAIR || !ids.isEmpty())) {
-            throw new ConfigException("--root goes with 'repair' and no container ids");
+        if (root.isPresent() && (command == Command.RUN || !ids.isEmpty())) {
+            throw new ConfigException("--root goes with 'check' or 'repair' and no container ids");
         }
         if (command == Command.RUN && !ids.isEmpty()) {
             throw new ConfigException("'run' takes no container ids");
@@ -161,10 +161,7 @@ public final class ConfigParser {
             throw new ConfigException("--docker-api-version must be " + DockerApiVersions.OLDEST_SUPPORTED + " to "
                     + DockerApiVersions.NEWEST_KNOWN + ", got " + apiVersion.get());
         }
-        Duration resync = duration("resync-interval", v.single("resync-interval"));
-        if (resync.compareTo(Duration.ofSeconds(1)) < 0) {
-            throw new ConfigException("--resync-interval must be at least 1s");
-        }
+        Duration resync = duration("resync-interval", v.single("resync-interval"), Duration.ofSeconds(1));
         String dockerHost = dockerHost(v.explicit("docker-host")
                 .or(() -> Optional.ofNullable(env.get("DOCKER_HOST")).filter(h -> !h.isBlank()))
                 .orElse(option("docker-host").defaultValue()));
@@ -278,6 +275,22 @@ public final class ConfigParser {
         }
     }
 
+    /** A duration of at least {@code minimum}; the message's examples are all allowed ones. */
+    static Duration duration(String what, String value, Duration minimum) throws ConfigException {
+        String rule = "--" + what + " is a duration of at least " + minimum.toSeconds() + "s, like 30s, 5m or 1h, got "
+                + value;
+        Duration d;
+        try {
+            d = duration(what, value);
+        } catch (ConfigException e) {
+            throw new ConfigException(rule);
+        }
+        if (d.compareTo(minimum) < 0) {
+            throw new ConfigException(rule);
+        }
+        return d;
+    }
+
     static Duration duration(String what, String value) throws ConfigException {
         Matcher m = DURATION.matcher(value.trim());
         if (!m.matches()) {
@@ -317,10 +330,9 @@ public final class ConfigParser {
         return new String[] {host.isEmpty() ? "0.0.0.0" : host, listen.substring(colon + 1)};
     }
 
-    /** The jar's version (its manifest's Implementation-Version), {@code dev} when run from classes. */
+    /** The build's version ({@link BuildVersion}). */
     public static String version() {
-        String version = ConfigParser.class.getPackage().getImplementationVersion();
-        return version == null ? "dev" : version;
+        return BuildVersion.get();
     }
 
     /** The option table as help text. */
@@ -330,6 +342,7 @@ public final class ConfigParser {
                        driver-alias-agent check [ID...] [--json]
                        driver-alias-agent repair [ID...] [--dry-run] [--json]
                        driver-alias-agent repair --root DIR [--dry-run] [--json] [--driver-version V] [--lib-dir D]... [--dev-links]
+                       driver-alias-agent check --root DIR [--json] [--driver-version V] [--lib-dir D]... [--dev-links]
                        driver-alias-agent --version | --help
 
                 options (each also as DRIVER_ALIAS_<OPTION>; flag > environment > default):

@@ -3,21 +3,26 @@ package io.driveralias.agent.logging;
 import ch.qos.logback.classic.Level;
 import ch.qos.logback.classic.Logger;
 import ch.qos.logback.classic.LoggerContext;
-import ch.qos.logback.classic.encoder.JsonEncoder;
 import ch.qos.logback.classic.spi.ILoggingEvent;
 import ch.qos.logback.core.Appender;
 import ch.qos.logback.core.Context;
 import ch.qos.logback.core.OutputStreamAppender;
 import ch.qos.logback.core.encoder.Encoder;
+import co.elastic.logging.logback.EcsEncoder;
 import io.driveralias.agent.config.AgentConfig.LogFormat;
 import io.driveralias.agent.config.AgentConfig.LogLevel;
+import io.driveralias.agent.config.BuildVersion;
 import org.slf4j.LoggerFactory;
 
 /**
  * Applies {@code --log-format} and {@code --log-level}. {@code logback.xml} writes text to stderr through the
  * appender {@value #APPENDER}; {@code json} gives that appender a JSON encoder instead: one
- * object per line with the time, level, thread, logger, MDC ({@code container_id},
- * {@code pod}), the formatted message and the exception.
+ * object per line in the Elastic Common Schema, which log pipelines (Filebeat, Fluent Bit,
+ * Vector, Loki, ...) read without configuration: {@code @timestamp} (ISO-8601, UTC),
+ * {@code log.level}, {@code message}, {@code log.logger}, {@code process.thread.name},
+ * {@code service.name} and {@code service.version}, the MDC's {@code container_id} and
+ * {@code pod} as keys of their own, and an exception as {@code error.type},
+ * {@code error.message} and {@code error.stack_trace}.
  *
  * <p>A logback configuration of one's own ({@code -Dlogback.configurationFile}) without that
  * appender is left as it is.
@@ -50,15 +55,14 @@ public final class LogSetup {
 
     /** The encoder {@code json} uses, started. */
     static Encoder<ILoggingEvent> jsonEncoder(Context context) {
-        JsonEncoder encoder = new JsonEncoder();
+        EcsEncoder encoder = new EcsEncoder();
         encoder.setContext(context);
-        encoder.setWithSequenceNumber(false);
-        encoder.setWithNanoseconds(false);
-        encoder.setWithContext(false);
-        // The message as people read it, not the template and its arguments apart.
-        encoder.setWithMessage(false);
-        encoder.setWithArguments(false);
-        encoder.setWithFormattedMessage(true);
+        encoder.setServiceName("driver-alias-agent");
+        encoder.setServiceVersion(BuildVersion.get());
+        // The caller's file and line would cost a stack walk per line; the logger names the class.
+        encoder.setIncludeOrigin(false);
+        encoder.setIncludeMarkers(false);
+        encoder.setStackTraceAsArray(false);
         encoder.start();
         return encoder;
     }

@@ -1,5 +1,6 @@
 package io.driveralias.agent.metrics;
 
+import io.driveralias.agent.config.BuildVersion;
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.FailureReason;
@@ -111,6 +112,7 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
         for (String result : java.util.List.of("sent", "dropped", "failed")) {
             kubernetesEvents(result);
         }
+        queueRefused();
         Gauge.builder(UNREPAIRED_CONTAINERS, unrepaired, Map::size)
                 .description("Running in-scope containers still missing a driver alias")
                 .strongReference(true)
@@ -127,14 +129,13 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     }
 
     /**
-     * The agent's meters plus the JVM and process ones, on a new registry, with the version
-     * from the jar's manifest ("dev" when run from classes).
+     * The agent's meters plus the JVM and process ones, on a new registry, with the build's
+     * version ({@link BuildVersion}).
      */
     public static MicrometerRepairMetrics withProcessMetrics() {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         ProcessMetrics process = ProcessMetrics.bindTo(registry);
-        String version = MicrometerRepairMetrics.class.getPackage().getImplementationVersion();
-        return new MicrometerRepairMetrics(registry, version == null ? "dev" : version, process::close);
+        return new MicrometerRepairMetrics(registry, BuildVersion.get(), process::close);
     }
 
     /** The whole registry in OpenMetrics if {@code acceptHeader} asks for it, else in the Prometheus text format. */
@@ -271,10 +272,14 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
 
     @Override
     public void queueRefused(int containers) {
-        Counter.builder(QUEUE_REFUSED)
+        queueRefused().increment(containers);
+    }
+
+    /** Registered at 0 from the start, like the other counters: scraped before the first refusal. */
+    private Counter queueRefused() {
+        return Counter.builder(QUEUE_REFUSED)
                 .description("Containers the full work queue refused; the next reconcile takes them")
-                .register(registry)
-                .increment(containers);
+                .register(registry);
     }
 
     @Override

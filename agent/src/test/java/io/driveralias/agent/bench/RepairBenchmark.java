@@ -71,21 +71,28 @@ class RepairBenchmark {
     }
 
     /**
-     * What the DaemonSet runs: the image's ENTRYPOINT flags, the pod's memory limit (which the
-     * JVM would otherwise take from the host) and the manifest's JAVA_TOOL_OPTIONS, read from
-     * k8s/base/040-daemonset.yaml so that the benchmark measures what is deployed.
+     * What the DaemonSet runs: the pod's memory limit (which the JVM would otherwise take from the
+     * host) and the image's JVM options, read from agent/image/jvm.options (the argument file its
+     * ENTRYPOINT passes) and the limit from k8s/base/040-daemonset.yaml, so that the benchmark
+     * measures what is deployed.
      */
     static String daemonSetJvmOptions() {
         try {
             String manifest = Files.readString(Path.of("..", "k8s", "base", "040-daemonset.yaml"));
-            java.util.regex.Matcher options = java.util.regex.Pattern
-                    .compile("name: JAVA_TOOL_OPTIONS\\s+value: \"([^\"]*)\"").matcher(manifest);
             java.util.regex.Matcher limit = java.util.regex.Pattern
                     .compile("limits:\\s+memory: (\\d+)Mi").matcher(manifest);
-            if (!options.find() || !limit.find()) {
-                throw new AssertionError("JAVA_TOOL_OPTIONS or the memory limit not found in k8s/base/040-daemonset.yaml");
+            if (!limit.find()) {
+                throw new AssertionError("the memory limit not found in k8s/base/040-daemonset.yaml");
             }
-            return "-XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError -XX:MaxRAM=" + limit.group(1) + "m " + options.group(1);
+            StringBuilder options = new StringBuilder("-XX:MaxRAM=" + limit.group(1) + "m");
+            // An argument file's syntax as the launcher reads it: # starts a comment, words split on blanks.
+            for (String line : Files.readAllLines(Path.of("image", "jvm.options"))) {
+                String words = line.replaceFirst("#.*", "").trim();
+                if (!words.isEmpty()) {
+                    options.append(' ').append(words);
+                }
+            }
+            return options.toString();
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }

@@ -121,6 +121,25 @@ class ConfigParserTest {
         assertThat(check.json()).isTrue();
         assertThat(root.root()).contains("/mnt/img");
         assertThat(root.driverVersion()).contains("535.104.05");
+        AgentConfig checkRoot = ConfigParser.parse(List.of("check", "--root", "/mnt/img"), Map.of());
+        assertThat(checkRoot.command()).isEqualTo(AgentConfig.Command.CHECK);
+        assertThat(checkRoot.root()).contains("/mnt/img");
+    }
+
+    /** The message names only values the rule accepts, and everything under 1 s is refused. */
+    @Test
+    void theResyncIntervalIsAtLeastASecondAndItsMessageSaysSo() throws Exception {
+        for (String refused : List.of("500ms", "999ms", "0s", "0", "soon", "-5s")) {
+            assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--resync-interval", refused), Map.of()))
+                    .as(refused).hasMessage("--resync-interval is a duration of at least 1s, like 30s, 5m or 1h, got "
+                            + refused);
+        }
+        assertThat(ConfigParser.parse(List.of("run", "--resync-interval", "1000ms"), Map.of()).resyncInterval())
+                .isEqualTo(Duration.ofSeconds(1));
+        for (String example : List.of("30s", "5m", "1h")) {
+            assertThat(ConfigParser.parse(List.of("run", "--resync-interval", example), Map.of()).resyncInterval())
+                    .isPositive();
+        }
     }
 
     @Test
@@ -135,8 +154,10 @@ class ConfigParserTest {
                 .hasMessageContaining("no longer supported");
         assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--driver-version", "latest"), Map.of()))
                 .hasMessageContaining("535.104.05");
-        assertThatThrownBy(() -> ConfigParser.parse(List.of("check", "--root", "/x"), Map.of()))
-                .hasMessageContaining("--root goes with 'repair'");
+        assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--root", "/x"), Map.of()))
+                .hasMessageContaining("--root goes with 'check' or 'repair'");
+        assertThatThrownBy(() -> ConfigParser.parse(List.of("check", "--root", "/x", "abc"), Map.of()))
+                .hasMessageContaining("no container ids");
         assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--lib-dir", "relative"), Map.of()))
                 .hasMessageContaining("absolute");
         assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--listen", "1.2.3.4:99999"), Map.of()))

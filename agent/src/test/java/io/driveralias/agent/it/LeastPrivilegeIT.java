@@ -509,16 +509,21 @@ class LeastPrivilegeIT {
             throw new AssertionError("no line about " + shortId + " within " + timeout.toMillis() + " ms");
         }
 
-        /** The formatted messages of its JSON log lines ({@code DRIVER_ALIAS_LOG_FORMAT=json}). */
+        /** The messages of its JSON log lines ({@code DRIVER_ALIAS_LOG_FORMAT=json}, the Elastic Common Schema). */
         List<String> messages() {
             List<String> messages = new ArrayList<>();
             for (String line : rawLog().split("\n")) {
-                if (!line.startsWith("{")) {
+                if (line.isEmpty()) {
                     continue;
+                }
+                // Nothing but JSON on the container's output (the JVM's options come from the
+                // image's argument file, not from JAVA_TOOL_OPTIONS, which it would announce).
+                if (!line.startsWith("{")) {
+                    throw new AssertionError("not a JSON line in the agent's output: " + line);
                 }
                 try {
                     JsonNode node = JSON.readTree(line);
-                    messages.add(node.path("formattedMessage").asText());
+                    messages.add(node.path("message").asText());
                 } catch (IOException e) {
                     throw new UncheckedIOException(e);
                 }

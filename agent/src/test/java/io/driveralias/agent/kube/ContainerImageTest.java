@@ -90,14 +90,16 @@ class ContainerImageTest {
 
         assertThat(agent.getCommand()).isNullOrEmpty();
         assertThat(agent.getArgs()).isEqualTo(dockerfile("CMD"));
-        // JVM flags in JAVA_TOOL_OPTIONS lose against the same flags on the command line
-        String toolOptions = agent.getEnv().stream().filter(e -> e.getName().equals("JAVA_TOOL_OPTIONS"))
-                .findFirst().orElseThrow().getValue();
-        for (String flag : dockerfile("ENTRYPOINT")) {
-            if (flag.startsWith("-XX:")) {
-                String name = flag.substring(5).replaceFirst("=.*", "");
-                assertThat(toolOptions).as("JAVA_TOOL_OPTIONS repeats %s", name).doesNotContain(name);
-            }
-        }
+    }
+
+    /** The JVM's options come from the argument file both images install beside the jar. */
+    @Test
+    void bothImagesReadTheJvmOptionsFromTheArgumentFile() throws Exception {
+        List<String> entrypoint = dockerfile("ENTRYPOINT");
+
+        assertThat(entrypoint).containsExactly("/opt/java/bin/java", "@" + JvmOptionsTest.IN_IMAGE, "-jar",
+                "/opt/driver-alias-agent/driver-alias-agent.jar");
+        assertThat(Files.readString(AGENT.resolve("image/build-rootfs.sh")))
+                .contains("install -D -m 0644 \"$here/jvm.options\" \"$rootfs" + JvmOptionsTest.IN_IMAGE + "\"");
     }
 }

@@ -28,8 +28,8 @@ class DaemonSetManifestTest {
      */
     private static final Set<String> CAPABILITIES = Set.of("SYS_PTRACE", "DAC_OVERRIDE", "CHOWN", "FOWNER");
 
-    /** Read by the agent or its JVM without being one of its options. */
-    private static final Set<String> OTHER_VARIABLES = Set.of("NODE_NAME", "DOCKER_HOST", "JAVA_TOOL_OPTIONS");
+    /** Read by the agent without being one of its options. */
+    private static final Set<String> OTHER_VARIABLES = Set.of("NODE_NAME", "DOCKER_HOST");
 
     private DaemonSet daemonSet;
     private PodSpec pod;
@@ -161,6 +161,17 @@ class DaemonSetManifestTest {
         assertThat(agent.getEnvFrom()).isNullOrEmpty();
     }
 
+    /**
+     * No JVM options from the environment: the JVM announces each of these variables on stderr in
+     * plain text ("Picked up JAVA_TOOL_OPTIONS: ..."), ahead of the JSON log. The options are the
+     * image's argument file (JvmOptionsTest).
+     */
+    @Test
+    void setsNoJvmOptionsInTheEnvironment() {
+        assertThat(env()).extracting(EnvVar::getName)
+                .doesNotContain("JAVA_TOOL_OPTIONS", "JDK_JAVA_OPTIONS", "_JAVA_OPTIONS", "JAVA_OPTS");
+    }
+
     @Test
     void theNodeNameComesFromTheDownwardApi() {
         EnvVar node = env().stream().filter(e -> e.getName().equals("NODE_NAME")).findFirst().orElseThrow();
@@ -171,15 +182,16 @@ class DaemonSetManifestTest {
     void runsOnGpuNodesDespiteTheirTaintsAsNodeCritical() {
         // Which nodes: NodeSchedulingTest evaluates the affinity on every variant.
         assertThat(pod.getNodeSelector()).isNullOrEmpty();
-        assertThat(pod.getTolerations()).anySatisfy(t -> assertToleration(t, "nvidia.com/gpu", "NoSchedule"));
-        assertThat(pod.getTolerations()).anySatisfy(t -> assertToleration(t, "CriticalAddonsOnly", null));
+        // Every taint, with any effect, for as long as it lasts (node-problem-detector's list).
+        assertThat(pod.getTolerations()).singleElement().satisfies((Toleration t) -> {
+            assertThat(t.getOperator()).isEqualTo("Exists");
+            assertThat(t.getKey()).isNull();
+            assertThat(t.getValue()).isNull();
+            assertThat(t.getEffect()).isNull();
+            assertThat(t.getTolerationSeconds()).isNull();
+        });
+        // Admitted outside kube-system by the quota: PriorityAdmissionTest.
         assertThat(pod.getPriorityClassName()).isEqualTo("system-node-critical");
-    }
-
-    private static void assertToleration(Toleration t, String key, String effect) {
-        assertThat(t.getKey()).isEqualTo(key);
-        assertThat(t.getOperator()).isEqualTo("Exists");
-        assertThat(t.getEffect()).isEqualTo(effect);
     }
 
     @Test

@@ -26,6 +26,14 @@ final class Manifests {
     static final List<String> VARIANTS = List.of(
             "base", "overlays/prometheus-operator", "overlays/kube-prometheus-stack", "overlays/namespace");
 
+    /**
+     * The kustomization that creates a variant's namespace, apart from the variant itself
+     * ({@code kubectl apply -k} it first; {@code kubectl delete -k} of the variant leaves it).
+     */
+    static String namespaceKustomization(String variant) {
+        return variant.equals("overlays/namespace") ? "overlays/namespace/create-namespace" : "namespace";
+    }
+
     static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
 
     private Manifests() {
@@ -57,8 +65,13 @@ final class Manifests {
 
     /** A variant as {@code kubectl apply -k} would send it, typed by fabric8. */
     static List<HasMetadata> render(String variant) {
+        return render(directory().resolve(variant));
+    }
+
+    /** Any kustomization directory (an overlay of one's own, a changed copy), rendered and typed. */
+    static List<HasMetadata> render(Path kustomization) {
         List<HasMetadata> resources = new ArrayList<>();
-        for (String document : Kustomize.build(directory().resolve(variant)).split("(?m)^---\\s*$")) {
+        for (String document : Kustomize.build(kustomization).split("(?m)^---\\s*$")) {
             if (!document.isBlank()) {
                 resources.add(SERIALIZATION.unmarshal(document));
             }

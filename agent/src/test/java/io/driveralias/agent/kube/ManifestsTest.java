@@ -6,6 +6,7 @@ import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.GenericKubernetesResource;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.Namespace;
+import io.fabric8.kubernetes.api.model.ResourceQuota;
 import io.fabric8.kubernetes.api.model.Service;
 import io.fabric8.kubernetes.api.model.ServiceAccount;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
@@ -33,7 +34,7 @@ class ManifestsTest {
 
     /** What each kind must parse into; a kind not listed here is not expected in any variant. */
     private static final Map<String, Class<? extends HasMetadata>> TYPES = Map.of(
-            "Namespace", Namespace.class,
+            "ResourceQuota", ResourceQuota.class,
             "ServiceAccount", ServiceAccount.class,
             "ClusterRole", ClusterRole.class,
             "ClusterRoleBinding", ClusterRoleBinding.class,
@@ -45,7 +46,7 @@ class ManifestsTest {
             "PrometheusRule", GenericKubernetesResource.class);
 
     private static final Set<String> BASE = Set.of(
-            "Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "DaemonSet", "Service", "ConfigMap");
+            "ResourceQuota", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "DaemonSet", "Service", "ConfigMap");
     private static final Set<String> OPERATOR = Set.of("ServiceMonitor", "PrometheusRule");
 
     /** The namespace each variant installs into. */
@@ -108,9 +109,8 @@ class ManifestsTest {
         List<HasMetadata> rendered = Manifests.render(variant);
         String namespace = namespaceOf(variant);
 
-        assertThat(Manifests.only(rendered, "Namespace", Namespace.class).getMetadata().getName()).isEqualTo(namespace);
         for (HasMetadata resource : rendered) {
-            boolean clusterScoped = Set.of("Namespace", "ClusterRole", "ClusterRoleBinding").contains(resource.getKind());
+            boolean clusterScoped = Set.of("ClusterRole", "ClusterRoleBinding").contains(resource.getKind());
             assertThat(resource.getMetadata().getNamespace()).as(variant + ": " + resource.getKind())
                     .isEqualTo(clusterScoped ? null : namespace);
         }
@@ -127,6 +127,36 @@ class ManifestsTest {
         });
         assertThat(daemonSet.getSpec().getTemplate().getSpec().getServiceAccountName())
                 .isEqualTo(account.getMetadata().getName());
+    }
+
+    /**
+     * {@code kubectl delete -k k8s/<variant>} deletes what the variant renders: no variant renders
+     * a Namespace, so none can delete one it did not create (and everything else living there).
+     */
+    @ParameterizedTest
+    @FieldSource("VARIANTS")
+    void noVariantCreatesOrDeletesANamespace(String variant) {
+        assertThat(kinds(Manifests.render(variant))).doesNotContain("Namespace");
+    }
+
+    /**
+     * Each variant's namespace has a kustomization of its own, applied first and deleted only when
+     * asked: one Namespace, the variant's, labelled so that Pod Security Admission lets the
+     * DaemonSet's pods in.
+     */
+    @ParameterizedTest
+    @FieldSource("VARIANTS")
+    void eachVariantsNamespaceIsItsOwnKustomization(String variant) {
+        List<HasMetadata> rendered = Manifests.render(Manifests.namespaceKustomization(variant));
+
+        assertThat(rendered).singleElement().isInstanceOf(Namespace.class);
+        Namespace namespace = (Namespace) rendered.getFirst();
+        assertThat(namespace.getMetadata().getName()).isEqualTo(namespaceOf(variant));
+        assertThat(namespace.getMetadata().getLabels())
+                .containsEntry("pod-security.kubernetes.io/enforce", "privileged")
+                .containsEntry("pod-security.kubernetes.io/warn", "privileged")
+                .containsEntry("pod-security.kubernetes.io/audit", "privileged");
+        assertThat(Manifests.unknownFields(namespace)).isEmpty();
     }
 
     @ParameterizedTest

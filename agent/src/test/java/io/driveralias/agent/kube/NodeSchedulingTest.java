@@ -5,16 +5,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.fabric8.kubernetes.api.model.Node;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
 import io.fabric8.kubernetes.api.model.PodSpec;
+import io.fabric8.kubernetes.api.model.Taint;
+import io.fabric8.kubernetes.api.model.TaintBuilder;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
+import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.FieldSource;
 
 /**
  * Where the DaemonSet of each rendered variant runs: on GPU nodes labelled by GPU Feature
- * Discovery or by Node Feature Discovery (either is enough), tainted for GPU pods or not, and
+ * Discovery or by Node Feature Discovery (either is enough), whatever they are tainted with, and
  * nowhere else. A cluster with neither label gets no agent: the README's one-line
  * {@code kubectl label node} gives a node the GFD label.
  */
@@ -30,13 +34,18 @@ class NodeSchedulingTest {
     }
 
     private static Node node(Map<String, String> labels, String... noScheduleTaints) {
-        NodeBuilder b = new NodeBuilder().withNewMetadata().withName("node-1").withLabels(labels)
+        return tainted(labels, java.util.Arrays.stream(noScheduleTaints).map(k -> taint(k, null, "NoSchedule"))
+                .toArray(Taint[]::new));
+    }
+
+    private static Node tainted(Map<String, String> labels, Taint... taints) {
+        return new NodeBuilder().withNewMetadata().withName("node-1").withLabels(labels)
                 .addToLabels("kubernetes.io/os", "linux").addToLabels("kubernetes.io/hostname", "node-1")
-                .endMetadata().withNewSpec().endSpec();
-        for (String key : noScheduleTaints) {
-            b.editSpec().addNewTaint().withKey(key).withEffect("NoSchedule").endTaint().endSpec();
-        }
-        return b.build();
+                .endMetadata().withNewSpec().withTaints(taints).endSpec().build();
+    }
+
+    private static Taint taint(String key, String value, String effect) {
+        return new TaintBuilder().withKey(key).withValue(value).withEffect(effect).build();
     }
 
     @ParameterizedTest
@@ -51,13 +60,29 @@ class NodeSchedulingTest {
         assertThat(SchedulingPredicates.schedulable(pod(variant), node(Map.of(GFD, "true")))).isTrue();
     }
 
+    /**
+     * The taints GPU nodes carry in the wild, each alone and all at once: the device plugin's
+     * and GPU Operator's {@code nvidia.com/gpu}, AKS's GPU pools' {@code sku=gpu}, the usual
+     * {@code dedicated=gpu}, NoExecute ones that would evict, and CriticalAddonsOnly.
+     */
+    static final List<Taint> GPU_NODE_TAINTS = List.of(
+            taint("nvidia.com/gpu", "present", "NoSchedule"),
+            taint("nvidia.com/gpu", null, "NoExecute"),
+            taint("sku", "gpu", "NoSchedule"),
+            taint("dedicated", "gpu", "NoSchedule"),
+            taint("dedicated", "gpu", "NoExecute"),
+            taint("example.com/maintenance", "true", "NoExecute"),
+            taint("CriticalAddonsOnly", "true", "NoSchedule"));
+
     @ParameterizedTest
     @FieldSource("VARIANTS")
-    void runsOnGpuNodesTaintedForGpuPodsOrCriticalAddOns(String variant) {
+    void runsOnAGpuNodeWhateverItIsTaintedWith(String variant) {
         PodSpec pod = pod(variant);
-        assertThat(SchedulingPredicates.schedulable(pod, node(Map.of(GFD, "true", NFD, "true"), "nvidia.com/gpu")))
-                .isTrue();
-        assertThat(SchedulingPredicates.schedulable(pod, node(Map.of(NFD, "true"), "CriticalAddonsOnly"))).isTrue();
+        for (Taint taint : GPU_NODE_TAINTS) {
+            assertThat(SchedulingPredicates.schedulable(pod, tainted(Map.of(GFD, "true"), taint))).as("%s", taint).isTrue();
+        }
+        assertThat(SchedulingPredicates.schedulable(pod, tainted(Map.of(NFD, "true"), GPU_NODE_TAINTS.toArray(Taint[]::new))))
+                .as("all of them at once").isTrue();
     }
 
     @ParameterizedTest
@@ -69,8 +94,31 @@ class NodeSchedulingTest {
                 .as("labelled false").isFalse();
         assertThat(SchedulingPredicates.schedulable(pod, node(Map.of("feature.node.kubernetes.io/pci-1002.present",
                 "true")))).as("another vendor's PCI device").isFalse();
-        assertThat(SchedulingPredicates.schedulable(pod, node(Map.of(GFD, "true"), "dedicated")))
-                .as("a GPU node with a taint nobody told the agent about").isFalse();
+        assertThat(SchedulingPredicates.schedulable(pod, tainted(Map.of(), GPU_NODE_TAINTS.toArray(Taint[]::new))))
+                .as("tolerating a node's taints does not select it").isFalse();
+    }
+
+    /**
+     * docs/kubernetes.md's overlay that narrows the tolerations to a list of one's own, on top of
+     * every variant as the page says: the GPU taint it lists is tolerated, a taint it does not
+     * list keeps the agent off, and nothing else in the pod changes.
+     */
+    @ParameterizedTest
+    @FieldSource("VARIANTS")
+    void theDocumentedOverlayNarrowsTheTolerations(String variant, @TempDir Path tmp) throws Exception {
+        Path overlay = DocumentedOverlay.write(tmp, "docs/kubernetes.md", "narrow-tolerations", variant);
+
+        PodSpec narrowed = Manifests.only(Manifests.render(overlay), "DaemonSet", DaemonSet.class).getSpec()
+                .getTemplate().getSpec();
+
+        assertThat(narrowed.getTolerations()).isNotEmpty().noneMatch(t -> t.getKey() == null);
+        assertThat(SchedulingPredicates.schedulable(narrowed, tainted(Map.of(GFD, "true"),
+                taint("nvidia.com/gpu", "present", "NoSchedule")))).isTrue();
+        assertThat(SchedulingPredicates.schedulable(narrowed, tainted(Map.of(GFD, "true"),
+                taint("dedicated", "gpu", "NoSchedule")))).as("a taint the overlay does not list").isFalse();
+        PodSpec original = pod(variant);
+        original.setTolerations(narrowed.getTolerations());
+        assertThat(narrowed).isEqualTo(original);
     }
 
     /** The evaluator itself, on the cases the manifests do not exercise. */

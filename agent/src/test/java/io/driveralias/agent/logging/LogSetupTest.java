@@ -13,12 +13,15 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.driveralias.agent.config.AgentConfig.LogFormat;
 import io.driveralias.agent.config.AgentConfig.LogLevel;
+import io.driveralias.agent.config.BuildVersion;
 import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.PodRef;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -34,10 +37,16 @@ class LogSetupTest {
     private final LoggerContext context = (LoggerContext) LoggerFactory.getILoggerFactory();
     private final ObjectMapper json = new ObjectMapper();
 
+    /**
+     * What log pipelines read without configuration (the Elastic Common Schema): an ISO-8601
+     * {@code @timestamp}, {@code log.level}, {@code message}, {@code log.logger}, and the
+     * container the line is about in keys of its own.
+     */
     @Test
-    void jsonIsOneObjectPerLineWithTheMdc() throws IOException {
+    void jsonIsOneEcsObjectPerLineWithTheContainerAsItsOwnKeys() throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         Logger logger = privateLogger(out, LogSetup.jsonEncoder(context));
+        Instant before = Instant.now().truncatedTo(ChronoUnit.MILLIS);
 
         try (var ignored = Mdc.container(CONTAINER)) {
             logger.warn("cannot repair {}: \"{}\"\nsecond line", "libcuda.so.1", "read-only", new IOException("EROFS"));
@@ -47,13 +56,42 @@ class LogSetupTest {
         List<JsonNode> lines = lines(out);
         assertThat(lines).hasSize(2);
         JsonNode warning = lines.get(0);
-        assertThat(warning.path("level").asText()).isEqualTo("WARN");
-        assertThat(warning.path("mdc").path("container_id").asText()).isEqualTo(CONTAINER.id());
-        assertThat(warning.path("mdc").path("pod").asText()).isEqualTo("ml/train-0");
-        assertThat(warning.path("formattedMessage").asText()).isEqualTo("cannot repair libcuda.so.1: \"read-only\"\nsecond line");
-        assertThat(warning.path("throwable").toString()).contains("EROFS");
-        assertThat(warning.path("loggerName").asText()).isEqualTo(logger.getName());
-        assertThat(lines.get(1).path("mdc").path("container_id").isMissingNode()).isTrue();
+        assertThat(Instant.parse(warning.path("@timestamp").asText())).isBetween(before, Instant.now());
+        assertThat(warning.path("@timestamp").asText()).endsWith("Z");
+        assertThat(warning.path("log.level").asText()).isEqualTo("WARN");
+        assertThat(warning.path("message").asText()).isEqualTo("cannot repair libcuda.so.1: \"read-only\"\nsecond line");
+        assertThat(warning.path("log.logger").asText()).isEqualTo(logger.getName());
+        assertThat(warning.path("container_id").asText()).isEqualTo(CONTAINER.id());
+        assertThat(warning.path("pod").asText()).isEqualTo("ml/train-0");
+        assertThat(warning.path("error.type").asText()).isEqualTo("java.io.IOException");
+        assertThat(warning.path("error.message").asText()).isEqualTo("EROFS");
+        assertThat(warning.path("error.stack_trace").asText()).contains("EROFS", "LogSetupTest");
+        assertThat(warning.path("service.name").asText()).isEqualTo("driver-alias-agent");
+        assertThat(warning.path("service.version").asText()).isEqualTo(BuildVersion.get());
+        assertThat(warning.path("ecs.version").asText()).isNotBlank();
+        JsonNode info = lines.get(1);
+        assertThat(info.path("log.level").asText()).isEqualTo("INFO");
+        assertThat(info.has("container_id")).isFalse();
+        assertThat(info.has("pod")).isFalse();
+        assertThat(info.has("error.type")).isFalse();
+    }
+
+    /** Container data in a message or the MDC cannot break out of its string or its line. */
+    @Test
+    void hostileTextStaysInsideItsJsonString() throws IOException {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        Logger logger = privateLogger(out, LogSetup.jsonEncoder(context));
+        String hostile = "\"}\n{\"log.level\":\"ERROR\",\"message\":\"forged\u2028\u0000\u001b[31m";
+
+        try (var ignored = Mdc.containerId(hostile)) {
+            logger.info("image {}", hostile);
+        }
+
+        assertThat(lines(out)).singleElement().satisfies(line -> {
+            assertThat(line.path("message").asText()).isEqualTo("image " + hostile);
+            assertThat(line.path("container_id").asText()).isEqualTo(hostile);
+            assertThat(line.path("log.level").asText()).isEqualTo("INFO");
+        });
     }
 
     @Test
@@ -79,8 +117,8 @@ class LogSetupTest {
         }
 
         assertThat(lines(captured)).singleElement().satisfies(line -> {
-            assertThat(line.path("formattedMessage").asText()).isEqualTo("created libcuda.so.1");
-            assertThat(line.path("mdc").path("container_id").asText()).isEqualTo(CONTAINER.id());
+            assertThat(line.path("message").asText()).isEqualTo("created libcuda.so.1");
+            assertThat(line.path("container_id").asText()).isEqualTo(CONTAINER.id());
         });
     }
 

@@ -316,7 +316,7 @@ class MicrometerRepairMetricsTest {
                     "logback_events_total", "jvm_info")
                     .doesNotContainKeys("process_cpu_time_ns_total", "system_cpu_count");
             assertThat(ScrapedText.parse(text).samples("driver_alias_build_info")).singleElement()
-                    .satisfies(s -> assertThat(s.labels()).containsEntry("version", "dev"));
+                    .satisfies(s -> assertThat(s.labels()).containsEntry("version", RepoFiles.projectVersion()));
             Promtool.Result lint = Promtool.run(RepoFiles.root(), text, "check", "metrics");
             assertThat(lint.succeeded()).as(lint.output()).isTrue();
             assertThat(lint.output()).isEmpty();

@@ -27,6 +27,25 @@ public final class RepoFiles {
         return root().resolve(relative);
     }
 
+    /** The parent pom's {@code <version>}: the release every artifact (jar, image, manifests) carries. */
+    public static String projectVersion() {
+        try {
+            var factory = javax.xml.parsers.DocumentBuilderFactory.newInstance();
+            factory.setFeature("http://apache.org/xml/features/disallow-doctype-decl", true);
+            var project = factory.newDocumentBuilder().parse(path("pom.xml").toFile()).getDocumentElement();
+            for (var n = project.getFirstChild(); n != null; n = n.getNextSibling()) {
+                if (n.getNodeName().equals("version")) {
+                    return n.getTextContent().trim();
+                }
+            }
+            throw new IllegalStateException("no <version> in pom.xml");
+        } catch (javax.xml.parsers.ParserConfigurationException | org.xml.sax.SAXException e) {
+            throw new IllegalStateException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     public static String read(String relative) {
         try {
             return Files.readString(path(relative), StandardCharsets.UTF_8);
