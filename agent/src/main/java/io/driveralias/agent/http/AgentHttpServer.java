@@ -28,12 +28,14 @@ import org.slf4j.LoggerFactory;
  * hostile client cannot hold hostage. The port is reachable from any pod, and a liveness probe
  * that hangs gets the agent restarted, so every connection is bounded: one virtual thread each
  * (an idle or slow client costs a parked virtual thread, never a pool slot), at most
- * {@link Limits#maxConnections} at once (more are closed at accept), the request head must
- * arrive complete within {@link Limits#headerDeadline} and fit {@link Limits#maxHeaderBytes},
- * and the whole exchange, a slow reader of a large scrape included, is cut at
- * {@link Limits#exchangeDeadline}. One request per connection ({@code Connection: close}).
- * The JDK's com.sun.net.httpserver was dropped: its timeouts are JVM-wide system properties
- * read once, and its default has none.
+ * {@link Limits#maxConnections} at once and {@link Limits#maxPerClient} from one address, where a
+ * newcomer evicts a connection that has not sent its request yet rather than be refused (see
+ * {@link ConnectionSlots}: however many addresses hold idle connections, a probe gets in), the
+ * request head must arrive complete within {@link Limits#headerDeadline} and fit
+ * {@link Limits#maxHeaderBytes}, and the whole exchange, a slow reader of a large scrape
+ * included, is cut at {@link Limits#exchangeDeadline}. One request per connection
+ * ({@code Connection: close}). The JDK's com.sun.net.httpserver was dropped: its timeouts are
+ * JVM-wide system properties read once, and its default has none.
  */
 public final class AgentHttpServer implements AutoCloseable {
 
@@ -41,7 +43,9 @@ public final class AgentHttpServer implements AutoCloseable {
     private static final String TEXT = "text/plain; charset=utf-8";
     private static final int BACKLOG = 128;
     /** Scrapes render the whole registry; a burst of them must not take every CPU. */
-    private static final int CONCURRENT_SCRAPES = 2;
+    private static final int CONCURRENT_RENDERS = 2;
+    /** A probe's or a scrape's head is a few hundred bytes; the buffer grows to the cap only for more. */
+    private static final int FIRST_READ = 1024;
 
     /** The bounds on what one client may cost. */
     public record Limits(int maxConnections, Duration headerDeadline, Duration exchangeDeadline, int maxHeaderBytes,
@@ -49,7 +53,7 @@ public final class AgentHttpServer implements AutoCloseable {
         /**
          * A probe or scrape sends a few hundred bytes at once; Prometheus' scrape timeout is 10 s
          * by default. One address may hold an eighth of the connections: a single hostile pod
-         * cannot fill the server, and the kubelet's probes (from the node's address) get in.
+         * evicts only its own, and the kubelet's probes (from the node's address) get in.
          */
         public static final Limits DEFAULT = new Limits(512, Duration.ofSeconds(10), Duration.ofSeconds(30), 8192, 64);
 
@@ -63,7 +67,7 @@ public final class AgentHttpServer implements AutoCloseable {
     private final AgentStatus status;
     private final Limits limits;
     private final ConnectionSlots slots;
-    private final Semaphore scrapes = new Semaphore(CONCURRENT_SCRAPES);
+    private final Semaphore renders = new Semaphore(CONCURRENT_RENDERS);
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private final ScheduledThreadPoolExecutor deadlines;
 
@@ -127,25 +131,28 @@ public final class AgentHttpServer implements AutoCloseable {
                 }
                 continue;
             }
-            if (!slots.tryAcquire(socket.getInetAddress())) {
-                // Full, or this address holds its share: the oldest connections time out soon.
+            ConnectionSlots.Slot slot = slots.admit(socket.getInetAddress(), socket);
+            if (slot == null) {
+                // Every slot it could take is being answered: those end within the exchange deadline.
                 closeQuietly(socket);
                 continue;
             }
             open.add(socket);
-            Thread.ofVirtual().name("http-conn").start(() -> serve(socket));
+            Thread.ofVirtual().name("http-conn").start(() -> serve(socket, slot));
         }
     }
 
-    private void serve(Socket socket) {
+    private void serve(Socket socket, ConnectionSlots.Slot slot) {
         ScheduledFuture<?> cut = null;
         try (socket) {
             cut = deadlines.schedule(() -> closeQuietly(socket), limits.exchangeDeadline().toMillis(), TimeUnit.MILLISECONDS);
             byte[] head = readHead(socket);
-            if (head == null) {
-                return; // closed, timed out or oversized: nothing worth answering
+            if (head == null || !slots.answering(slot)) {
+                return; // closed, timed out, oversized or evicted: nothing worth answering
             }
-            respond(socket, head);
+            respond(socket, slot, head);
+            slots.answered(slot);
+            linger(socket);
         } catch (IOException | RuntimeException e) {
             log.debug("connection from {} ended: {}", socket.getRemoteSocketAddress(), e.toString());
         } finally {
@@ -153,20 +160,24 @@ public final class AgentHttpServer implements AutoCloseable {
                 cut.cancel(false);
             }
             open.remove(socket);
-            slots.release(socket.getInetAddress());
+            slots.release(slot);
         }
     }
 
     /**
      * The request line and headers, or null; reads stop at the deadline and the size cap. Each
-     * read is scanned once, so a client dribbling bytes costs no more than one sending them at once.
+     * read is scanned once, so a client dribbling bytes costs no more than one sending them at
+     * once, and the buffer grows with what arrived: an idle connection holds a small one.
      */
     private byte[] readHead(Socket socket) throws IOException {
         long deadline = System.nanoTime() + limits.headerDeadline().toNanos();
         InputStream in = socket.getInputStream();
-        byte[] head = new byte[limits.maxHeaderBytes()];
+        byte[] head = new byte[Math.min(FIRST_READ, limits.maxHeaderBytes())];
         int length = 0;
-        while (length < head.length) {
+        while (length < limits.maxHeaderBytes()) {
+            if (length == head.length) {
+                head = Arrays.copyOf(head, Math.min(2 * head.length, limits.maxHeaderBytes()));
+            }
             long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
             if (left <= 0) {
                 return null;
@@ -189,10 +200,11 @@ public final class AgentHttpServer implements AutoCloseable {
             }
         }
         send(socket, "GET", 431, TEXT, text("request header too large"), null);
+        linger(socket);
         return null;
     }
 
-    private void respond(Socket socket, byte[] head) throws IOException {
+    private void respond(Socket socket, ConnectionSlots.Slot slot, byte[] head) throws IOException {
         String[] lines = new String(head, StandardCharsets.ISO_8859_1).split("\r\n");
         String[] requestLine = lines[0].split(" ");
         if (requestLine.length != 3 || !requestLine[2].startsWith("HTTP/1.")) {
@@ -209,7 +221,7 @@ public final class AgentHttpServer implements AutoCloseable {
         String path = query < 0 ? target : target.substring(0, query);
         try {
             switch (path) {
-                case "/metrics" -> scrape(socket, method, header(lines, "accept"));
+                case "/metrics" -> scrape(socket, slot, method, header(lines, "accept"));
                 case "/healthz" -> probe(socket, method, status::alive);
                 case "/readyz" -> probe(socket, method, status::ready);
                 default -> send(socket, method, 404, TEXT, text("not found: /metrics, /healthz, /readyz"), null);
@@ -220,10 +232,16 @@ public final class AgentHttpServer implements AutoCloseable {
         }
     }
 
-    private void scrape(Socket socket, String method, String accept) throws IOException {
+    private void scrape(Socket socket, ConnectionSlots.Slot slot, String method, String accept) throws IOException {
+        if (!slots.scraping(slot)) {
+            // A slow reader stretches a scrape to the exchange deadline: a few per address, or
+            // many addresses' slow scrapes would pin every slot and keep the probes out.
+            send(socket, method, 503, TEXT, text("too many scrapes at once"), null);
+            return;
+        }
         boolean permitted;
         try {
-            permitted = scrapes.tryAcquire(limits.headerDeadline().toMillis(), TimeUnit.MILLISECONDS);
+            permitted = renders.tryAcquire(limits.headerDeadline().toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return;
@@ -236,7 +254,7 @@ public final class AgentHttpServer implements AutoCloseable {
         try {
             scrape = metrics.scrape(accept);
         } finally {
-            scrapes.release();
+            renders.release();
         }
         send(socket, method, 200, scrape.contentType(), scrape.body(), null);
     }
@@ -246,6 +264,7 @@ public final class AgentHttpServer implements AutoCloseable {
         send(socket, method, ok ? 200 : 503, TEXT, text(ok ? "ok" : "not ok"), null);
     }
 
+    /** Writes the whole answer and half-closes: the client sees its end. */
     private static void send(Socket socket, String method, int code, String contentType, byte[] body, String allow)
             throws IOException {
         StringBuilder h = new StringBuilder(160).append("HTTP/1.1 ").append(code).append(' ').append(reason(code))
@@ -260,9 +279,14 @@ public final class AgentHttpServer implements AutoCloseable {
             out.write(body);
         }
         out.flush();
-        // Half-close, then drain briefly: closing with unread request bytes (a POST body) would
-        // reset the connection and could destroy the answer before the client reads it.
         socket.shutdownOutput();
+    }
+
+    /**
+     * Drains briefly after the answer: closing with unread request bytes (a POST body) would
+     * reset the connection and could destroy the answer before the client reads it.
+     */
+    private static void linger(Socket socket) throws IOException {
         socket.setSoTimeout(1000);
         InputStream in = socket.getInputStream();
         byte[] sink = new byte[4096];
