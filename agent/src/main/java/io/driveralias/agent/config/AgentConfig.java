@@ -37,7 +37,9 @@ public record AgentConfig(
         /** OCI runtimes that add the driver's files when the environment asks ({@code NVIDIA_VISIBLE_DEVICES}). */
         List<String> gpuRuntimes,
         /** Repair created containers before they start; false: started containers only. */
-        boolean beforeStart) {
+        boolean beforeStart,
+        /** TLS and basic authentication for the metrics port, in the Prometheus exporter-toolkit format. */
+        Optional<String> webConfigFile) {
 
     /** Where the NVIDIA runtimes put driver files (docs/design.md); {@code --lib-dir} adds more. */
     public static final List<String> DEFAULT_LIBRARY_DIRECTORIES = List.of(

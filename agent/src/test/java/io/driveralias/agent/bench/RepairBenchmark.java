@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * -Dbench.acrossRestart=20 -Dbench.shellLoop=true -Dbench.floorLoop=true -Dbench.agentJvm="..." (JVM options, by
  * default those of the DaemonSet).
  */
-class RepairBenchmark {
+public class RepairBenchmark {
 
     @Test
     void benchmark() throws Exception {
@@ -75,7 +75,7 @@ class RepairBenchmark {
      * JVM would otherwise take from the host) and the manifest's JAVA_TOOL_OPTIONS, read from
      * k8s/base/040-daemonset.yaml so that the benchmark measures what is deployed.
      */
-    static String daemonSetJvmOptions() {
+    public static String daemonSetJvmOptions() {
         try {
             String manifest = Files.readString(Path.of("..", "k8s", "base", "040-daemonset.yaml"));
             java.util.regex.Matcher options = java.util.regex.Pattern
