@@ -173,7 +173,11 @@ public final class AgentHttpServer implements AutoCloseable {
                 if (first == null) {
                     return;
                 }
-                socket = tls.get().wrap(raw, first);
+                SSLSocket ssl = tls.get().wrap(raw, first);
+                if (!handshake(ssl, slots.handshakes(slot), deadline)) {
+                    return;
+                }
+                socket = ssl;
             }
             HttpExchange exchange = new HttpExchange(socket, web);
             byte[] head = exchange.readHead(deadline, limits.maxHeaderBytes());
@@ -198,6 +202,30 @@ public final class AgentHttpServer implements AutoCloseable {
             }
             open.remove(raw);
             slots.release(slot);
+        }
+    }
+
+    /** The TLS handshake, within the head's deadline and the address's handshake permits; false if it did not happen. */
+    private static boolean handshake(SSLSocket ssl, Semaphore permits, long deadline) throws IOException {
+        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        try {
+            if (left <= 0 || !permits.tryAcquire(left, TimeUnit.MILLISECONDS)) {
+                return false;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        try {
+            left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (left <= 0) {
+                return false;
+            }
+            ssl.setSoTimeout((int) Math.min(left, Integer.MAX_VALUE));
+            ssl.startHandshake();
+            return true;
+        } finally {
+            permits.release();
         }
     }
 

@@ -11,17 +11,13 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
-import java.net.URI;
 import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Base64;
 import java.util.Optional;
-import javax.net.ssl.SSLContext;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -58,18 +54,18 @@ class WebConfigServerTest {
                 http_server_config: {headers: {X-Content-Type-Options: nosniff}}
                 basic_auth_users: {prometheus: '%s'}
                 """.formatted(hash));
-        HttpClient client = client(null);
+        HttpClient client = certs.client(null);
 
         HttpResponse<String> anonymous = get(client, "/metrics", null);
         assertThat(anonymous.statusCode()).isEqualTo(401);
         assertThat(anonymous.headers().firstValue("WWW-Authenticate")).hasValue("Basic realm=\"driver-alias-agent\"");
         assertThat(anonymous.body()).doesNotContain("up_test");
-        assertThat(get(client, "/metrics", basic("prometheus", "wrong")).statusCode()).isEqualTo(401);
-        assertThat(get(client, "/metrics", basic("grafana", "s3cret")).statusCode()).isEqualTo(401);
+        assertThat(get(client, "/metrics", TestCertificates.basic("prometheus", "wrong")).statusCode()).isEqualTo(401);
+        assertThat(get(client, "/metrics", TestCertificates.basic("grafana", "s3cret")).statusCode()).isEqualTo(401);
         assertThat(get(client, "/nothing", null).statusCode()).as("every other path is guarded too").isEqualTo(401);
 
         long start = System.nanoTime();
-        HttpResponse<String> scraped = get(client, "/metrics", basic("prometheus", "s3cret"));
+        HttpResponse<String> scraped = get(client, "/metrics", TestCertificates.basic("prometheus", "s3cret"));
         System.out.printf("first authenticated TLS scrape (bcrypt cost 10, new handshake): %.1f ms%n", (System.nanoTime() - start) / 1e6);
         assertThat(scraped.statusCode()).isEqualTo(200);
         assertThat(scraped.body()).isEqualTo("up_test 1\n");
@@ -77,7 +73,7 @@ class WebConfigServerTest {
         long worst = 0;
         for (int i = 0; i < 20; i++) {
             start = System.nanoTime();
-            assertThat(get(client, "/metrics", basic("prometheus", "s3cret")).statusCode()).isEqualTo(200);
+            assertThat(get(client, "/metrics", TestCertificates.basic("prometheus", "s3cret")).statusCode()).isEqualTo(200);
             worst = Math.max(worst, System.nanoTime() - start);
         }
         System.out.printf("authenticated TLS scrapes, each on a new connection: worst of 20 %.1f ms%n", worst / 1e6);
@@ -96,9 +92,9 @@ class WebConfigServerTest {
                   client_auth_type: RequireAndVerifyClientCert
                   client_ca_file: ca.crt
                 """);
-        assertThat(get(client("client"), "/metrics", null).statusCode()).isEqualTo(200);
-        assertThatThrownBy(() -> get(client(null), "/metrics", null)).as("no certificate").isInstanceOf(IOException.class);
-        assertThatThrownBy(() -> get(client("stranger"), "/metrics", null)).as("another CA's").isInstanceOf(IOException.class);
+        assertThat(get(certs.client("client"), "/metrics", null).statusCode()).isEqualTo(200);
+        assertThatThrownBy(() -> get(certs.client(null), "/metrics", null)).as("no certificate").isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> get(certs.client("stranger"), "/metrics", null)).as("another CA's").isInstanceOf(IOException.class);
     }
 
     @Test
@@ -111,7 +107,7 @@ class WebConfigServerTest {
                   client_ca_file: ca.crt
                   client_allowed_sans: [grafana]
                 """);
-        assertThatThrownBy(() -> get(client("client"), "/metrics", null)).isInstanceOf(IOException.class);
+        assertThatThrownBy(() -> get(certs.client("client"), "/metrics", null)).isInstanceOf(IOException.class);
     }
 
     @Test
@@ -129,7 +125,7 @@ class WebConfigServerTest {
             }
             assertThat(new String(answer, StandardCharsets.ISO_8859_1)).doesNotStartWith("HTTP/");
         }
-        assertThat(get(client(null), "/healthz", null).statusCode()).isEqualTo(200);
+        assertThat(get(certs.client(null), "/healthz", null).statusCode()).isEqualTo(200);
     }
 
     @Test
@@ -138,20 +134,20 @@ class WebConfigServerTest {
                 tls_server_config: {cert_file: server.crt, key_file: server.key}
                 basic_auth_users: {prometheus: '%s'}
                 """.formatted(hash));
-        HttpClient client = client(null);
-        assertThat(get(client, "/metrics", basic("prometheus", "s3cret")).statusCode()).isEqualTo(200);
+        HttpClient client = certs.client(null);
+        assertThat(get(client, "/metrics", TestCertificates.basic("prometheus", "s3cret")).statusCode()).isEqualTo(200);
 
         String other = BCrypt.withDefaults().hashToString(4, "n3w".toCharArray());
         Files.writeString(config, """
                 tls_server_config: {cert_file: server.crt, key_file: server.key}
                 basic_auth_users: {prometheus: '%s'}
                 """.formatted(other));
-        awaitStatus(client, basic("prometheus", "n3w"), 200);
-        assertThat(get(client, "/metrics", basic("prometheus", "s3cret")).statusCode()).isEqualTo(401);
+        awaitStatus(client, TestCertificates.basic("prometheus", "n3w"), 200);
+        assertThat(get(client, "/metrics", TestCertificates.basic("prometheus", "s3cret")).statusCode()).isEqualTo(401);
 
         Files.writeString(config, "tls_server_config: {cert_file: server.crt, key_file: client.key}\n");
         Thread.sleep(1500);
-        assertThat(get(client, "/metrics", basic("prometheus", "n3w")).statusCode()).as("the last good one stays").isEqualTo(200);
+        assertThat(get(client, "/metrics", TestCertificates.basic("prometheus", "n3w")).statusCode()).as("the last good one stays").isEqualTo(200);
     }
 
     @Test
@@ -165,7 +161,7 @@ class WebConfigServerTest {
                     idle.add(new Socket(InetAddress.getLoopbackAddress(), server.port(), InetAddress.getByName("127.0.4." + a), 0));
                 }
             }
-            HttpClient client = client(null);
+            HttpClient client = certs.client(null);
             long worst = 0;
             for (int i = 0; i < 20; i++) {
                 long start = System.nanoTime();
@@ -205,22 +201,7 @@ class WebConfigServerTest {
         }
     }
 
-    private static HttpClient client(String certificate) {
-        SSLContext context = certs.clientContext(certificate);
-        return HttpClient.newBuilder().sslContext(context).version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(Duration.ofSeconds(5)).build();
-    }
-
     private HttpResponse<String> get(HttpClient client, String path, String authorization) throws IOException, InterruptedException {
-        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + server.port() + path))
-                .timeout(Duration.ofSeconds(10));
-        if (authorization != null) {
-            request.header("Authorization", authorization);
-        }
-        return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
-    }
-
-    private static String basic(String user, String password) {
-        return "Basic " + Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
+        return TestCertificates.get(client, server.port(), path, authorization);
     }
 }

@@ -3,11 +3,18 @@ package io.driveralias.agent.testing;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
 import javax.net.ssl.KeyManagerFactory;
 import javax.net.ssl.SSLContext;
@@ -76,6 +83,28 @@ public final class TestCertificates {
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /** An HTTPS client (HTTP/1.1, as the agent speaks) with {@link #clientContext}. */
+    public HttpClient client(String certificate) {
+        return HttpClient.newBuilder().sslContext(clientContext(certificate)).version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(Duration.ofSeconds(5)).build();
+    }
+
+    /** GET https://127.0.0.1:{@code port}{@code path}, with an Authorization header when {@code authorization} is not null. */
+    public static HttpResponse<String> get(HttpClient client, int port, String path, String authorization)
+            throws IOException, InterruptedException {
+        HttpRequest.Builder request = HttpRequest.newBuilder(URI.create("https://127.0.0.1:" + port + path))
+                .timeout(Duration.ofSeconds(10));
+        if (authorization != null) {
+            request.header("Authorization", authorization);
+        }
+        return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** An Authorization header value for basic auth. */
+    public static String basic(String user, String password) {
+        return "Basic " + Base64.getEncoder().encodeToString((user + ":" + password).getBytes(StandardCharsets.UTF_8));
     }
 
     /** Runs openssl in the directory; fails the test if it fails. */
