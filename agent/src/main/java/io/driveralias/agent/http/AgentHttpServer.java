@@ -122,9 +122,14 @@ public final class AgentHttpServer implements AutoCloseable {
         return listener.getLocalPort();
     }
 
-    /** Connections being served now (for tests and for the curious). */
+    /** Connections being served now, evicted ones whose threads are still ending included (for tests and the curious). */
     int openConnections() {
         return open.size();
+    }
+
+    /** Connections holding one of {@link Limits#maxConnections} slots now. */
+    int heldSlots() {
+        return slots.held();
     }
 
     /** Stops accepting and closes every connection; requests in flight end with it. */

@@ -66,7 +66,6 @@ final class ConnectionSlots {
     private final Map<InetAddress, Peer> peers = new HashMap<>();
     private int held;
     private int scrapes;
-    private long evicted;
 
     ConnectionSlots(int total, int perClient) {
         this.total = total;
@@ -94,7 +93,6 @@ final class ConnectionSlots {
             }
             if (victim != null) {
                 remove(victim);
-                evicted++;
             }
             admitted = new Slot(peer, connection);
             Peer p = peers.computeIfAbsent(peer, k -> new Peer());
@@ -153,9 +151,9 @@ final class ConnectionSlots {
         return p != null ? p.handshakes : new Semaphore(0); // evicted: no handshake
     }
 
-    /** Connections evicted so far (for tests and the debug log). */
-    synchronized long evicted() {
-        return evicted;
+    /** Connections holding a slot now; an evicted one no longer does, though its thread may still be ending. */
+    synchronized int held() {
+        return held;
     }
 
     private void remove(Slot slot) {

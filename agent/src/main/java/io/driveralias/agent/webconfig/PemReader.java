@@ -50,7 +50,7 @@ final class PemReader {
                     certificates.add((X509Certificate) factory.generateCertificate(new ByteArrayInputStream(b.der())));
                 }
             }
-        } catch (CertificateException e) {
+        } catch (CertificateException | RuntimeException e) {
             throw new PemException("holds a certificate that cannot be read: " + e.getMessage());
         }
         if (certificates.isEmpty()) {
