@@ -16,6 +16,7 @@ import io.driveralias.agent.live.RuntimeEvents;
 import io.driveralias.agent.fs.HostRoot;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.http.AgentHttpServer;
+import io.driveralias.agent.webconfig.WebSecurity;
 import io.driveralias.agent.kube.PodEvents;
 import io.driveralias.agent.kube.PodEventsFactory;
 import io.driveralias.agent.live.Agent;
@@ -98,6 +99,13 @@ public final class Main {
     private static int runAgent(AgentConfig config) {
         Logger log = LoggerFactory.getLogger(Main.class);
         Clock clock = Clock.systemUTC();
+        WebSecurity web;
+        try {
+            web = WebSecurity.load(config.webConfigFile());
+        } catch (ConfigException e) {
+            log.error("{}", e.getMessage());
+            return ExitCodes.USAGE;
+        }
         try (MicrometerRepairMetrics metrics = MicrometerRepairMetrics.withProcessMetrics();
              PodEvents podEvents = PodEventsFactory.create(config.kubernetes(), config.nodeName(), metrics, clock,
                      System.getenv());
@@ -108,7 +116,7 @@ public final class Main {
                     new ExaminationReporter(metrics, podEvents), metrics, clock,
                     config.workers(), config.resyncInterval(), config.shutdownGrace());
             try (AgentHttpServer http = new AgentHttpServer(
-                    new InetSocketAddress(config.listenHost(), config.listenPort()), metrics::scrape, agent)) {
+                    new InetSocketAddress(config.listenHost(), config.listenPort()), metrics::scrape, agent, web)) {
                 CountDownLatch stop = new CountDownLatch(1);
                 Signals.onTerminate(stop::countDown);
                 http.start();

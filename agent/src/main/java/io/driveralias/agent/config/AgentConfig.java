@@ -39,7 +39,9 @@ public record AgentConfig(
         /** Repair created containers before they start; false: started containers only. */
         boolean beforeStart,
         /** Where the host keeps the driver's files: the only files the agent aliases in a container. */
-        List<String> hostLibraryDirectories) {
+        List<String> hostLibraryDirectories,
+        /** TLS and basic authentication for the metrics port, in the Prometheus exporter-toolkit format. */
+        Optional<String> webConfigFile) {
 
     /** Where the NVIDIA runtimes put driver files (docs/design.md); {@code --lib-dir} adds more. */
     public static final List<String> DEFAULT_LIBRARY_DIRECTORIES = List.of(

@@ -35,6 +35,8 @@ public final class ConfigParser {
             new Option("docker-host", "unix:///var/run/docker.sock", false, false,
                     "Docker endpoint (DOCKER_HOST is honoured too)"),
             new Option("listen", "0.0.0.0:9470", false, false, "address for /metrics, /healthz, /readyz"),
+            new Option("web-config-file", null, false, false,
+                    "TLS and basic auth for --listen, in the Prometheus exporter-toolkit format (default: plain HTTP)"),
             new Option("include-image", null, true, false, "only containers whose image matches a glob"),
             new Option("exclude-image", null, true, false, "skip containers whose image matches a glob"),
             new Option("lib-dir", null, true, false, "extra library directory to scan (added to the defaults)"),
@@ -182,7 +184,7 @@ public final class ConfigParser {
                 parseEnum(LogLevel.class, "log-level", v.single("log-level")),
                 v.single("host-proc"), resolver.equals("walk"), workers,
                 duration("shutdown-grace", v.single("shutdown-grace")), apiVersion, gpuRuntimes, v.bool("before-start"),
-                hostLibDirs);
+                hostLibDirs, v.optional("web-config-file"));
     }
 
     /**

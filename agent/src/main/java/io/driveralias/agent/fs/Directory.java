@@ -24,6 +24,17 @@ public final class Directory implements AutoCloseable {
         this.stat = stat;
     }
 
+    /** A host directory the agent chose itself (its own temporary directory), opened by host rules. */
+    public static Directory openHost(String hostPath) throws ErrnoException {
+        int fd = Libc.openHost(hostPath, OpenFlags.O_RDONLY | OpenFlags.O_DIRECTORY);
+        try {
+            return new Directory(fd, hostPath, Libc.statx(fd, "", false));
+        } catch (ErrnoException e) {
+            Libc.close(fd);
+            throw e;
+        }
+    }
+
     public String path() {
         return path;
     }

@@ -74,6 +74,7 @@ public final class Libc {
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG), -1);
     private static final MethodHandle GETDENTS64 = fn("getdents64",
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, JAVA_LONG), -1);
+    private static final MethodHandle GETEUID = fn("geteuid", FunctionDescriptor.of(JAVA_INT), -1);
 
     /** struct statx is 256 bytes and laid out the same on every architecture. */
     private static final int STATX_SIZE = 256;
@@ -307,6 +308,15 @@ public final class Libc {
                 }
             }
             return entries;
+        }
+    }
+
+    /** The effective uid of this process (geteuid never fails). */
+    public static int geteuid() {
+        try {
+            return call("geteuid", null, (arena, errno) -> (int) GETEUID.invokeExact(errno));
+        } catch (ErrnoException e) {
+            throw new IllegalStateException(e);
         }
     }
 

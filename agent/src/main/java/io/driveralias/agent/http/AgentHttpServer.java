@@ -1,10 +1,10 @@
 package io.driveralias.agent.http;
 
 import io.driveralias.agent.metrics.PrometheusScrape;
+import io.driveralias.agent.webconfig.ServerTls;
+import io.driveralias.agent.webconfig.WebSecurity;
 import java.io.Closeable;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -12,7 +12,7 @@ import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.Locale;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ScheduledFuture;
@@ -20,6 +20,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
+import javax.net.ssl.SSLSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -28,20 +29,23 @@ import org.slf4j.LoggerFactory;
  * hostile client cannot hold hostage. The port is reachable from any pod, and a liveness probe
  * that hangs gets the agent restarted, so every connection is bounded: one virtual thread each
  * (an idle or slow client costs a parked virtual thread, never a pool slot), at most
- * {@link Limits#maxConnections} at once (more are closed at accept), the request head must
- * arrive complete within {@link Limits#headerDeadline} and fit {@link Limits#maxHeaderBytes},
- * and the whole exchange, a slow reader of a large scrape included, is cut at
- * {@link Limits#exchangeDeadline}. One request per connection ({@code Connection: close}).
- * The JDK's com.sun.net.httpserver was dropped: its timeouts are JVM-wide system properties
- * read once, and its default has none.
+ * {@link Limits#maxConnections} at once and {@link Limits#maxPerClient} from one address, where a
+ * newcomer evicts a connection that has not sent its request yet rather than be refused (see
+ * {@link ConnectionSlots}: however many addresses hold idle connections, a probe gets in), the
+ * request head must arrive complete within {@link Limits#headerDeadline} and fit
+ * {@link Limits#maxHeaderBytes}, and the whole exchange, a slow reader of a large scrape
+ * included, is cut at {@link Limits#exchangeDeadline}. One request per connection
+ * ({@code Connection: close}). The JDK's com.sun.net.httpserver was dropped: its timeouts are
+ * JVM-wide system properties read once, and its default has none.
  */
 public final class AgentHttpServer implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(AgentHttpServer.class);
-    private static final String TEXT = "text/plain; charset=utf-8";
     private static final int BACKLOG = 128;
     /** Scrapes render the whole registry; a burst of them must not take every CPU. */
-    private static final int CONCURRENT_SCRAPES = 2;
+    private static final int CONCURRENT_RENDERS = 2;
+    /** A TLS record header and the start of a ClientHello; the rest is read by the TLS socket. */
+    private static final int FIRST_TLS_READ = 512;
 
     /** The bounds on what one client may cost. */
     public record Limits(int maxConnections, Duration headerDeadline, Duration exchangeDeadline, int maxHeaderBytes,
@@ -49,7 +53,7 @@ public final class AgentHttpServer implements AutoCloseable {
         /**
          * A probe or scrape sends a few hundred bytes at once; Prometheus' scrape timeout is 10 s
          * by default. One address may hold an eighth of the connections: a single hostile pod
-         * cannot fill the server, and the kubelet's probes (from the node's address) get in.
+         * evicts only its own, and the kubelet's probes (from the node's address) get in.
          */
         public static final Limits DEFAULT = new Limits(512, Duration.ofSeconds(10), Duration.ofSeconds(30), 8192, 64);
 
@@ -62,8 +66,9 @@ public final class AgentHttpServer implements AutoCloseable {
     private final MetricsSource metrics;
     private final AgentStatus status;
     private final Limits limits;
+    private final WebSecurity security;
     private final ConnectionSlots slots;
-    private final Semaphore scrapes = new Semaphore(CONCURRENT_SCRAPES);
+    private final Semaphore renders = new Semaphore(CONCURRENT_RENDERS);
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     private final ScheduledThreadPoolExecutor deadlines;
 
@@ -72,13 +77,25 @@ public final class AgentHttpServer implements AutoCloseable {
      * are answered after {@link #start()}.
      */
     public AgentHttpServer(InetSocketAddress address, MetricsSource metrics, AgentStatus status) throws IOException {
-        this(address, metrics, status, Limits.DEFAULT);
+        this(address, metrics, status, WebSecurity.NONE);
+    }
+
+    /** With TLS and basic authentication as {@code security} (a {@code --web-config-file}) says. */
+    public AgentHttpServer(InetSocketAddress address, MetricsSource metrics, AgentStatus status, WebSecurity security)
+            throws IOException {
+        this(address, metrics, status, Limits.DEFAULT, security);
     }
 
     AgentHttpServer(InetSocketAddress address, MetricsSource metrics, AgentStatus status, Limits limits) throws IOException {
+        this(address, metrics, status, limits, WebSecurity.NONE);
+    }
+
+    AgentHttpServer(InetSocketAddress address, MetricsSource metrics, AgentStatus status, Limits limits,
+                    WebSecurity security) throws IOException {
         this.metrics = metrics;
         this.status = status;
         this.limits = limits;
+        this.security = security;
         this.slots = new ConnectionSlots(limits.maxConnections(), limits.maxPerClient());
         this.listener = new ServerSocket();
         try {
@@ -94,7 +111,10 @@ public final class AgentHttpServer implements AutoCloseable {
 
     public void start() {
         Thread.ofPlatform().name("http-accept").daemon().start(this::acceptLoop);
-        log.info("listening on {} for /metrics, /healthz and /readyz", listener.getLocalSocketAddress());
+        WebSecurity.Snapshot web = security.current();
+        log.info("listening on {} for /metrics, /healthz and /readyz ({}{})", listener.getLocalSocketAddress(),
+                web.tls().isPresent() ? "HTTPS" : "HTTP",
+                web.users().isEmpty() ? "" : ", basic authentication except /healthz and /readyz");
     }
 
     /** The bound port: the one asked for, or the one the system chose for port 0. */
@@ -102,9 +122,14 @@ public final class AgentHttpServer implements AutoCloseable {
         return listener.getLocalPort();
     }
 
-    /** Connections being served now (for tests and for the curious). */
+    /** Connections being served now, evicted ones whose threads are still ending included (for tests and the curious). */
     int openConnections() {
         return open.size();
+    }
+
+    /** Connections holding one of {@link Limits#maxConnections} slots now. */
+    int heldSlots() {
+        return slots.held();
     }
 
     /** Stops accepting and closes every connection; requests in flight end with it. */
@@ -127,152 +152,182 @@ public final class AgentHttpServer implements AutoCloseable {
                 }
                 continue;
             }
-            if (!slots.tryAcquire(socket.getInetAddress())) {
-                // Full, or this address holds its share: the oldest connections time out soon.
+            ConnectionSlots.Slot slot = slots.admit(socket.getInetAddress(), socket);
+            if (slot == null) {
+                // Every slot it could take is being answered: those end within the exchange deadline.
                 closeQuietly(socket);
                 continue;
             }
             open.add(socket);
-            Thread.ofVirtual().name("http-conn").start(() -> serve(socket));
+            Thread.ofVirtual().name("http-conn").start(() -> serve(socket, slot));
         }
     }
 
-    private void serve(Socket socket) {
+    private void serve(Socket raw, ConnectionSlots.Slot slot) {
         ScheduledFuture<?> cut = null;
-        try (socket) {
-            cut = deadlines.schedule(() -> closeQuietly(socket), limits.exchangeDeadline().toMillis(), TimeUnit.MILLISECONDS);
-            byte[] head = readHead(socket);
-            if (head == null) {
-                return; // closed, timed out or oversized: nothing worth answering
+        try (raw) { // closing the plain socket ends a TLS one on it too, without waiting on the peer
+            cut = deadlines.schedule(() -> closeQuietly(raw), limits.exchangeDeadline().toMillis(), TimeUnit.MILLISECONDS);
+            long deadline = System.nanoTime() + limits.headerDeadline().toNanos();
+            WebSecurity.Snapshot web = security.current();
+            Optional<ServerTls> tls = web.tls();
+            Socket socket = raw;
+            if (tls.isPresent()) {
+                // TLS costs memory (records, handshake state) only once the client has sent
+                // something: an idle connection stays a bare socket, however many there are.
+                byte[] first = firstBytes(raw, deadline);
+                if (first == null) {
+                    return;
+                }
+                SSLSocket ssl = tls.get().wrap(raw, first);
+                if (!handshake(ssl, slots.handshakes(slot), deadline)) {
+                    return;
+                }
+                socket = ssl;
             }
-            respond(socket, head);
+            HttpExchange exchange = new HttpExchange(socket, web);
+            byte[] head = exchange.readHead(deadline, limits.maxHeaderBytes());
+            if (head == null) {
+                return; // closed, timed out, oversized, evicted or a failed handshake: nothing worth answering
+            }
+            if (exchange.socket() instanceof SSLSocket ssl && !tls.get().allowed(ssl)) {
+                log.debug("connection from {} refused: its certificate names none of client_allowed_sans", raw.getRemoteSocketAddress());
+                return;
+            }
+            if (!slots.answering(slot)) {
+                return;
+            }
+            respond(exchange, slot, head);
+            slots.answered(slot);
+            exchange.linger();
         } catch (IOException | RuntimeException e) {
-            log.debug("connection from {} ended: {}", socket.getRemoteSocketAddress(), e.toString());
+            log.debug("connection from {} ended: {}", raw.getRemoteSocketAddress(), e.toString());
         } finally {
             if (cut != null) {
                 cut.cancel(false);
             }
-            open.remove(socket);
-            slots.release(socket.getInetAddress());
+            open.remove(raw);
+            slots.release(slot);
         }
     }
 
-    /**
-     * The request line and headers, or null; reads stop at the deadline and the size cap. Each
-     * read is scanned once, so a client dribbling bytes costs no more than one sending them at once.
-     */
-    private byte[] readHead(Socket socket) throws IOException {
-        long deadline = System.nanoTime() + limits.headerDeadline().toNanos();
-        InputStream in = socket.getInputStream();
-        byte[] head = new byte[limits.maxHeaderBytes()];
-        int length = 0;
-        while (length < head.length) {
-            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+    /** The TLS handshake, within the head's deadline and the address's handshake permits; false if it did not happen. */
+    private static boolean handshake(SSLSocket ssl, Semaphore permits, long deadline) throws IOException {
+        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        try {
+            if (left <= 0 || !permits.tryAcquire(left, TimeUnit.MILLISECONDS)) {
+                return false;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        try {
+            left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
             if (left <= 0) {
-                return null;
+                return false;
             }
-            socket.setSoTimeout((int) Math.min(left, Integer.MAX_VALUE));
-            int n;
-            try {
-                n = in.read(head, length, head.length - length);
-            } catch (SocketTimeoutException e) {
-                return null;
-            }
-            if (n < 0) {
-                return null;
-            }
-            int from = Math.max(0, length - 3);
-            length += n;
-            int end = endOfHead(head, from, length);
-            if (end >= 0) {
-                return Arrays.copyOf(head, end + 2);
-            }
+            ssl.setSoTimeout((int) Math.min(left, Integer.MAX_VALUE));
+            ssl.startHandshake();
+            return true;
+        } finally {
+            permits.release();
         }
-        send(socket, "GET", 431, TEXT, text("request header too large"), null);
-        return null;
     }
 
-    private void respond(Socket socket, byte[] head) throws IOException {
+    /** What the client sent first (the start of a TLS ClientHello), or null at the deadline or the end. */
+    private static byte[] firstBytes(Socket raw, long deadline) throws IOException {
+        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+        if (left <= 0) {
+            return null;
+        }
+        raw.setSoTimeout((int) Math.min(left, Integer.MAX_VALUE));
+        byte[] first = new byte[FIRST_TLS_READ];
+        int n;
+        try {
+            n = raw.getInputStream().read(first);
+        } catch (SocketTimeoutException e) {
+            return null;
+        }
+        return n <= 0 ? null : Arrays.copyOf(first, n);
+    }
+
+    private void respond(HttpExchange exchange, ConnectionSlots.Slot slot, byte[] head) throws IOException {
         String[] lines = new String(head, StandardCharsets.ISO_8859_1).split("\r\n");
         String[] requestLine = lines[0].split(" ");
         if (requestLine.length != 3 || !requestLine[2].startsWith("HTTP/1.")) {
-            send(socket, "GET", 400, TEXT, text("bad request"), null);
+            exchange.sendText("GET", 400, "bad request");
             return;
         }
         String method = requestLine[0];
-        if (!method.equals("GET") && !method.equals("HEAD")) {
-            send(socket, method, 405, TEXT, text("method not allowed"), "GET, HEAD");
-            return;
-        }
         String target = requestLine[1];
         int query = target.indexOf('?');
         String path = query < 0 ? target : target.substring(0, query);
+        if (exchange.web().authenticates(path) && !authorized(exchange, method, HttpExchange.header(lines, "authorization"))) {
+            return;
+        }
+        if (!method.equals("GET") && !method.equals("HEAD")) {
+            exchange.sendText(method, 405, "method not allowed", "Allow", "GET, HEAD");
+            return;
+        }
         try {
             switch (path) {
-                case "/metrics" -> scrape(socket, method, header(lines, "accept"));
-                case "/healthz" -> probe(socket, method, status::alive);
-                case "/readyz" -> probe(socket, method, status::ready);
-                default -> send(socket, method, 404, TEXT, text("not found: /metrics, /healthz, /readyz"), null);
+                case "/metrics" -> scrape(exchange, slot, method, HttpExchange.header(lines, "accept"));
+                case "/healthz" -> probe(exchange, method, status::alive);
+                case "/readyz" -> probe(exchange, method, status::ready);
+                default -> exchange.sendText(method, 404, "not found: /metrics, /healthz, /readyz");
             }
         } catch (RuntimeException e) {
             log.warn("{} {} failed", method, path, e);
-            send(socket, method, 500, TEXT, text("internal error"), null);
+            exchange.sendText(method, 500, "internal error");
         }
     }
 
-    private void scrape(Socket socket, String method, String accept) throws IOException {
+    /** Basic authentication, as the web configuration asks; false when the refusal has been sent. */
+    private boolean authorized(HttpExchange exchange, String method, String authorization) throws IOException {
+        return switch (security.authorize(exchange.web(), authorization)) {
+            case ALLOWED -> true;
+            case DENIED -> {
+                exchange.sendText(method, 401, "unauthorized", "WWW-Authenticate", "Basic realm=\"driver-alias-agent\"");
+                yield false;
+            }
+            case BUSY -> {
+                // Passwords are checked one at a time (bcrypt is slow on purpose): come back.
+                exchange.sendText(method, 429, "too many password checks at once", "Retry-After", "1");
+                yield false;
+            }
+        };
+    }
+
+    private void scrape(HttpExchange exchange, ConnectionSlots.Slot slot, String method, String accept) throws IOException {
+        if (!slots.scraping(slot)) {
+            // A slow reader stretches a scrape to the exchange deadline: a few per address, or
+            // many addresses' slow scrapes would pin every slot and keep the probes out.
+            exchange.sendText(method, 503, "too many scrapes at once");
+            return;
+        }
         boolean permitted;
         try {
-            permitted = scrapes.tryAcquire(limits.headerDeadline().toMillis(), TimeUnit.MILLISECONDS);
+            permitted = renders.tryAcquire(limits.headerDeadline().toMillis(), TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return;
         }
         if (!permitted) {
-            send(socket, method, 503, TEXT, text("too many scrapes at once"), null);
+            exchange.sendText(method, 503, "too many scrapes at once");
             return;
         }
         PrometheusScrape scrape;
         try {
             scrape = metrics.scrape(accept);
         } finally {
-            scrapes.release();
+            renders.release();
         }
-        send(socket, method, 200, scrape.contentType(), scrape.body(), null);
+        exchange.send(method, 200, scrape.contentType(), scrape.body());
     }
 
-    private static void probe(Socket socket, String method, BooleanSupplier check) throws IOException {
+    private static void probe(HttpExchange exchange, String method, BooleanSupplier check) throws IOException {
         boolean ok = check.getAsBoolean();
-        send(socket, method, ok ? 200 : 503, TEXT, text(ok ? "ok" : "not ok"), null);
-    }
-
-    private static void send(Socket socket, String method, int code, String contentType, byte[] body, String allow)
-            throws IOException {
-        StringBuilder h = new StringBuilder(160).append("HTTP/1.1 ").append(code).append(' ').append(reason(code))
-                .append("\r\nContent-Type: ").append(contentType)
-                .append("\r\nCache-Control: no-store\r\nConnection: close\r\nContent-Length: ").append(body.length);
-        if (allow != null) {
-            h.append("\r\nAllow: ").append(allow);
-        }
-        OutputStream out = socket.getOutputStream();
-        out.write(h.append("\r\n\r\n").toString().getBytes(StandardCharsets.ISO_8859_1));
-        if (!method.equals("HEAD")) {
-            out.write(body);
-        }
-        out.flush();
-        // Half-close, then drain briefly: closing with unread request bytes (a POST body) would
-        // reset the connection and could destroy the answer before the client reads it.
-        socket.shutdownOutput();
-        socket.setSoTimeout(1000);
-        InputStream in = socket.getInputStream();
-        byte[] sink = new byte[4096];
-        try {
-            for (int total = 0, n; total < 65536 && (n = in.read(sink)) >= 0; ) {
-                total += n;
-            }
-        } catch (SocketTimeoutException e) {
-            // the client keeps its side open: close ours anyway
-        }
+        exchange.sendText(method, ok ? 200 : 503, ok ? "ok" : "not ok");
     }
 
     private static void pause() {
@@ -281,42 +336,6 @@ public final class AgentHttpServer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-    }
-
-    private static byte[] text(String line) {
-        return (line + "\n").getBytes(StandardCharsets.UTF_8);
-    }
-
-    private static String header(String[] lines, String name) {
-        for (int i = 1; i < lines.length; i++) {
-            int colon = lines[i].indexOf(':');
-            if (colon > 0 && lines[i].substring(0, colon).trim().toLowerCase(Locale.ROOT).equals(name)) {
-                return lines[i].substring(colon + 1).trim();
-            }
-        }
-        return null;
-    }
-
-    private static String reason(int code) {
-        return switch (code) {
-            case 200 -> "OK";
-            case 400 -> "Bad Request";
-            case 404 -> "Not Found";
-            case 405 -> "Method Not Allowed";
-            case 431 -> "Request Header Fields Too Large";
-            case 500 -> "Internal Server Error";
-            default -> "Service Unavailable";
-        };
-    }
-
-    /** Where the blank line that ends the head starts, or -1. */
-    private static int endOfHead(byte[] b, int from, int to) {
-        for (int i = from; i + 3 < to; i++) {
-            if (b[i] == '\r' && b[i + 1] == '\n' && b[i + 2] == '\r' && b[i + 3] == '\n') {
-                return i;
-            }
-        }
-        return -1;
     }
 
     private static void closeQuietly(Closeable socket) {

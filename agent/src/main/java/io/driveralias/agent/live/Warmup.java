@@ -1,9 +1,11 @@
 package io.driveralias.agent.live;
 
+import io.driveralias.agent.fs.Directory;
 import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.fs.KernelFiles;
 import io.driveralias.agent.fs.Libc;
 import io.driveralias.agent.fs.OpenFlags;
+import io.driveralias.agent.fs.OwnedTree;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.fs.RootFs;
 import io.driveralias.agent.mount.MountInfoException;
@@ -14,10 +16,12 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
+import java.nio.file.LinkOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Optional;
-import java.util.stream.Stream;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,16 +36,18 @@ final class Warmup {
     private static final Logger LOG = LoggerFactory.getLogger(Warmup.class);
     private static final String VERSION = "1.0.0";
     private static final String PREFIX = "driver-alias-warmup-";
+    private static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
 
     private Warmup() {
     }
 
     static void run(RootRepairer repairer, PathResolver resolver, int rounds) {
         long started = System.nanoTime();
-        removeLeftovers();
+        Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
+        removeLeftovers(tmp);
         Path root = null;
         try {
-            root = Files.createTempDirectory(PREFIX);
+            root = privateRoot(tmp);
             Path lib = Files.createDirectories(root.resolve("usr/lib64"));
             Files.copy(Path.of(System.getProperty("java.home"), "lib", "libjsig.so"), lib.resolve("libjsig.so." + VERSION));
             LocateRequest request = new LocateRequest(List.of("/usr/lib64"), Optional.of(VERSION),
@@ -65,30 +71,57 @@ final class Warmup {
             LOG.debug("warm-up skipped: {}", e.toString());
         } finally {
             if (root != null) {
-                deleteQuietly(root);
+                remove(tmp, root.getFileName().toString());
             }
         }
     }
 
-    /** Directories an earlier agent left when it was killed during its own warm-up. */
-    private static void removeLeftovers() {
-        Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
-        try (var leftovers = Files.newDirectoryStream(tmp, PREFIX + "*")) {
-            for (Path dir : leftovers) {
-                if (Files.isDirectory(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-                    deleteQuietly(dir);
+    /**
+     * A new directory that only the agent can enter (0700, made by the agent and checked): on a
+     * host install {@code /tmp} is shared, and everything below this directory is then handled
+     * by path without another user being able to swap anything in it.
+     */
+    static Path privateRoot(Path tmp) throws IOException {
+        Path root = Files.createTempDirectory(tmp, PREFIX, PosixFilePermissions.asFileAttribute(PRIVATE));
+        boolean ours = false;
+        try {
+            ours = Files.getPosixFilePermissions(root, LinkOption.NOFOLLOW_LINKS).equals(PRIVATE)
+                    && Files.getAttribute(root, "unix:uid", LinkOption.NOFOLLOW_LINKS).equals(Libc.geteuid());
+        } finally {
+            if (!ours) {
+                remove(tmp, root.getFileName().toString());
+            }
+        }
+        if (!ours) {
+            throw new IOException(root + " is not a private directory of this process");
+        }
+        return root;
+    }
+
+    /**
+     * Directories an earlier agent left when it was killed during its own warm-up. Only
+     * directories the agent's own uid owns, removed through directory fds (see {@link OwnedTree}):
+     * a local user who plants a {@code driver-alias-warmup-*} directory, or swaps a subdirectory
+     * for a symlink during the removal, cannot make it delete anything else.
+     */
+    static void removeLeftovers(Path tmp) {
+        try (Directory dir = Directory.openHost(tmp.toString())) {
+            int uid = Libc.geteuid();
+            for (Libc.RawDirent entry : dir.names()) {
+                if (entry.name().startsWith(PREFIX)) {
+                    OwnedTree.remove(dir, entry.name(), uid);
                 }
             }
-        } catch (IOException | RuntimeException e) {
+        } catch (ErrnoException | RuntimeException e) {
             LOG.debug("warm-up leftovers not removed: {}", e.toString());
         }
     }
 
-    private static void deleteQuietly(Path root) {
-        try (Stream<Path> paths = Files.walk(root)) {
-            paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-        } catch (IOException ignored) {
-            // A temp dir left behind in the agent's own /tmp.
+    private static void remove(Path tmp, String name) {
+        try (Directory dir = Directory.openHost(tmp.toString())) {
+            OwnedTree.remove(dir, name, Libc.geteuid());
+        } catch (ErrnoException | RuntimeException e) {
+            LOG.debug("warm-up root not removed: {}", e.toString());
         }
     }
 }

@@ -5,6 +5,7 @@ import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.PodRef;
+import io.driveralias.agent.core.Printable;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
@@ -31,8 +32,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * the {@code _created} of {@code driver_alias_links_created_total}.
  *
  * <p>Labels that come from containers are bounded: {@code library} keeps the first
- * {@value #LIBRARY_LIMIT} alias names and folds the rest into {@code "other"}; the
- * per-container gauge lives only while its container is unrepaired.
+ * {@value #LIBRARY_LIMIT} alias names and folds the rest (and anything not a plain printable
+ * name) into {@code "other"}; the per-container gauge lives only while its container is
+ * unrepaired, its values escaped and capped.
  */
 public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseable {
 
@@ -297,7 +299,7 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
 
     @Override
     public synchronized void driverVersion(String driverVersion) {
-        String value = driverVersion == null || driverVersion.isBlank() ? "unknown" : truncate(driverVersion);
+        String value = driverVersion == null || driverVersion.isBlank() ? "unknown" : labelValue(driverVersion);
         if (value.equals(buildInfo.getId().getTag("driver_version"))) {
             return;
         }
@@ -356,10 +358,10 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
         PodRef pod = container.pod().orElse(null);
         String name = pod != null ? pod.container() : stripSlash(container.name());
         return Tags.of(
-                "namespace", pod != null ? truncate(pod.namespace()) : "",
-                "pod", pod != null ? truncate(pod.name()) : "",
-                "container", truncate(name),
-                "container_id", truncate(container.id()));
+                "namespace", pod != null ? labelValue(pod.namespace()) : "",
+                "pod", pod != null ? labelValue(pod.name()) : "",
+                "container", labelValue(name),
+                "container_id", labelValue(container.id()));
     }
 
     /** Docker names containers "/name" in its API; people know them as "name". */
@@ -373,10 +375,12 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
         return colon < 0 ? action : action.substring(0, colon);
     }
 
-    private static String truncate(String value) {
-        if (value == null) {
-            return "";
-        }
-        return value.length() > MAX_CONTAINER_LABEL ? value.substring(0, MAX_CONTAINER_LABEL) : value;
+    /**
+     * A label value from container data (a Docker label can hold anything): control characters,
+     * line breaks and bidi overrides escaped as in the log lines ({@link Printable}), so a
+     * dashboard, a terminal running curl or an alert message shows what was there, and capped.
+     */
+    private static String labelValue(String value) {
+        return Printable.of(value, MAX_CONTAINER_LABEL);
     }
 }

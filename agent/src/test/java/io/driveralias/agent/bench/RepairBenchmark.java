@@ -16,7 +16,7 @@ import org.junit.jupiter.api.Test;
  * -Dbench.acrossRestart=20 -Dbench.shellLoop=true -Dbench.floorLoop=true -Dbench.agentJvm="..." (JVM options, by
  * default those of the DaemonSet).
  */
-class RepairBenchmark {
+public class RepairBenchmark {
 
     @Test
     void benchmark() throws Exception {
@@ -76,7 +76,7 @@ class RepairBenchmark {
      * ENTRYPOINT passes) and the limit from k8s/base/040-daemonset.yaml, so that the benchmark
      * measures what is deployed.
      */
-    static String daemonSetJvmOptions() {
+    public static String daemonSetJvmOptions() {
         try {
             String manifest = Files.readString(Path.of("..", "k8s", "base", "040-daemonset.yaml"));
             java.util.regex.Matcher limit = java.util.regex.Pattern

@@ -72,6 +72,15 @@ class ConfigParserTest {
     }
 
     @Test
+    void theWebConfigFileIsOffByDefaultAndComesFromItsFlagOrVariable() throws Exception {
+        assertThat(ConfigParser.parse(List.of("run"), Map.of()).webConfigFile()).isEmpty();
+        assertThat(ConfigParser.parse(List.of("run"), Map.of("DRIVER_ALIAS_WEB_CONFIG_FILE", "/etc/web.yml")).webConfigFile())
+                .hasValue("/etc/web.yml");
+        assertThat(ConfigParser.parse(List.of("run", "--web-config-file", "/a.yml"),
+                Map.of("DRIVER_ALIAS_WEB_CONFIG_FILE", "/etc/web.yml")).webConfigFile()).hasValue("/a.yml");
+    }
+
+    @Test
     void theLogLevelComesFromItsFlagOrVariableAndIsOneOfFive() throws Exception {
         assertThat(ConfigParser.parse(List.of("run"), Map.of("DRIVER_ALIAS_LOG_LEVEL", "debug")).logLevel())
                 .isEqualTo(AgentConfig.LogLevel.DEBUG);

@@ -206,9 +206,9 @@ class AgentHttpServerTest {
     }
 
     @Test
-    void connectionsPastTheCapAreClosedAndTheCapFreesItself() throws Exception {
+    void aNewcomerPastTheCapEvictsTheOldestIdleConnectionAndTheCapFreesItself() throws Exception {
         status.alive = true;
-        try (AgentHttpServer strict = strictServer(new AgentHttpServer.Limits(4, Duration.ofMillis(700), Duration.ofSeconds(5), 8192))) {
+        try (AgentHttpServer strict = strictServer(new AgentHttpServer.Limits(4, Duration.ofSeconds(3), Duration.ofSeconds(5), 8192))) {
             List<Socket> held = new ArrayList<>();
             try {
                 for (int i = 0; i < 4; i++) {
@@ -216,8 +216,14 @@ class AgentHttpServerTest {
                 }
                 awaitOpenConnections(strict, 4);
                 try (Socket extra = new Socket(InetAddress.getLoopbackAddress(), strict.port())) {
+                    held.getFirst().setSoTimeout(5000);
+                    long start = System.nanoTime();
+                    assertThat(readOrReset(held.getFirst())).as("the oldest idle one makes room").isEqualTo(-1);
+                    assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
+                    extra.getOutputStream().write("GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
                     extra.setSoTimeout(5000);
-                    assertThat(readOrReset(extra)).isEqualTo(-1);
+                    assertThat(new String(extra.getInputStream().readAllBytes(), StandardCharsets.US_ASCII))
+                            .startsWith("HTTP/1.1 200 ");
                 }
                 awaitOpenConnections(strict, 0); // the idle ones hit the header deadline
                 HttpResponse<String> ok = client.send(HttpRequest.newBuilder(
@@ -319,7 +325,7 @@ class AgentHttpServerTest {
                 }
                 awaitOpenConnections(capped, 8);
                 Thread.sleep(200);
-                assertThat(capped.openConnections()).as("one address holds at most its share").isEqualTo(8);
+                assertThat(capped.openConnections()).as("one address holds at most its share, evicting its own").isEqualTo(8);
                 // The kubelet probes from another address (the node's).
                 long start = System.nanoTime();
                 try (Socket probe = new Socket(InetAddress.getByName("127.0.0.1"), capped.port(),

@@ -6,6 +6,7 @@ import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.PodRef;
+import io.driveralias.agent.core.Printable;
 import io.driveralias.agent.metrics.DesignMetrics;
 import io.driveralias.agent.metrics.MicrometerRepairMetrics;
 import io.driveralias.agent.metrics.Promtool;
@@ -99,6 +100,52 @@ class MetricsScrapeTest {
         ScrapedText fixed = ScrapedText.parse(scrape().body());
         assertThat(fixed.samples("driver_alias_container_unrepaired")).isEmpty();
         assertThat(fixed.value("driver_alias_unrepaired_containers", Map.of())).isZero();
+    }
+
+    /**
+     * Issue: ESC from a pod label reached {@code /metrics} raw. Every label value built from
+     * container data carries no control character, line break or bidi override, in either
+     * format, and the scrape still passes promtool.
+     */
+    @Test
+    void labelValuesFromContainersCarryNoControlCharacters() throws Exception {
+        String hostile = "a\u001b[31mred\u0007\u0000\u007f\u0085\u009b\r\n\u2028\u2029\u202e\u2066\tz";
+        ContainerRef container = new ContainerRef("id-" + hostile, "/name-" + hostile, "img-" + hostile,
+                Optional.of(new PodRef("ns-" + hostile, "pod-" + hostile, "uid", "ctr-" + hostile)));
+        ContainerRef plain = new ContainerRef("cid-" + hostile, "/docker-" + hostile, "img-" + hostile, Optional.empty());
+        metrics.unrepaired(container, java.util.List.of(FailureReason.CONFLICT));
+        metrics.unrepaired(plain, java.util.List.of(FailureReason.IO));
+        metrics.linkCreated("libcuda.so.1" + hostile);
+        metrics.linkReplaced(hostile);
+        metrics.runtimeEvent("docker", "start" + hostile);
+        metrics.runtimeEvent("containerd" + hostile, "/tasks/create" + hostile);
+        metrics.driverVersion("535.104.05" + hostile);
+
+        for (String accept : java.util.List.of("text/plain", "application/openmetrics-text;version=1.0.0")) {
+            String body = client.send(request("/metrics").header("Accept", accept).build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            for (int i = 0; i < body.length(); i++) {
+                char c = body.charAt(i);
+                assertThat(c == '\n' || !unsafe(c)).as("%s: U+%04X at %d in ...%s...", accept, (int) c, i,
+                        Printable.of(body.substring(Math.max(0, i - 40), Math.min(body.length(), i + 10)))).isTrue();
+            }
+            assertThat(body).as(accept).contains("pod-a\\\\u001b[31mred");
+        }
+        ScrapedText scraped = ScrapedText.parse(scrape().body());
+        for (ScrapedText.Sample sample : scraped.samples()) {
+            sample.labels().values().forEach(v -> assertThat(v.chars().noneMatch(c -> unsafe((char) c)))
+                    .as("%s %s", sample.name(), Printable.of(v)).isTrue());
+        }
+        assertThat(scraped.samples("driver_alias_container_unrepaired")).hasSize(2)
+                .allSatisfy(s -> assertThat(s.labels().get("container_id")).contains("\\u001b"));
+        Promtool.Result lint = Promtool.run(RepoFiles.root(), scrape().body(), "check", "metrics");
+        assertThat(lint.succeeded()).as("promtool check metrics:\n%s", lint.output()).isTrue();
+    }
+
+    /** C0, DEL, C1, the Unicode line and paragraph separators, bidi embeddings, overrides and isolates. */
+    private static boolean unsafe(char c) {
+        return c < 0x20 || (c >= 0x7f && c <= 0x9f) || c == '\u2028' || c == '\u2029'
+                || (c >= '\u202a' && c <= '\u202e') || (c >= '\u2066' && c <= '\u2069');
     }
 
     @Test

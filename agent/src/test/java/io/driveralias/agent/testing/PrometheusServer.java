@@ -48,11 +48,25 @@ public final class PrometheusServer implements AutoCloseable {
      * configuration as they are (Prometheus' own field names).
      */
     public record ScrapeJob(String jobName, String target, String metricsPath, boolean honorLabels,
-                            Map<String, String> targetLabels, List<Map<String, Object>> relabelConfigs) {
+                            Map<String, String> targetLabels, List<Map<String, Object>> relabelConfigs,
+                            Map<String, Object> connection) {
+
+        /** Without connection settings: plain HTTP, no authentication. */
+        public ScrapeJob(String jobName, String target, String metricsPath, boolean honorLabels,
+                         Map<String, String> targetLabels, List<Map<String, Object>> relabelConfigs) {
+            this(jobName, target, metricsPath, honorLabels, targetLabels, relabelConfigs, Map.of());
+        }
 
         /** A job that needs no relabeling: the job name is the job label. */
         public static ScrapeJob plain(String job, String target, Map<String, String> targetLabels, boolean honorLabels) {
             return new ScrapeJob(job, target, "/metrics", honorLabels, targetLabels, List.of());
+        }
+
+        /** The same job with more scrape-config fields, Prometheus' own ({@code scheme}, {@code tls_config}, {@code basic_auth}). */
+        public ScrapeJob with(Map<String, Object> fields) {
+            Map<String, Object> all = new LinkedHashMap<>(connection);
+            all.putAll(fields);
+            return new ScrapeJob(jobName, target, metricsPath, honorLabels, targetLabels, relabelConfigs, all);
         }
     }
 
@@ -143,8 +157,15 @@ public final class PrometheusServer implements AutoCloseable {
         y.append("scrape_configs:\n")
                 .append("  - job_name: ").append(quote(job.jobName())).append('\n')
                 .append("    honor_labels: ").append(job.honorLabels()).append('\n')
-                .append("    metrics_path: ").append(quote(job.metricsPath())).append('\n')
-                .append("    static_configs:\n")
+                .append("    metrics_path: ").append(quote(job.metricsPath())).append('\n');
+        job.connection().forEach((field, value) -> {
+            try {
+                y.append("    ").append(field).append(": ").append(JSON.writeValueAsString(value)).append('\n'); // JSON is YAML
+            } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+                throw new IllegalArgumentException(e);
+            }
+        });
+        y.append("    static_configs:\n")
                 .append("      - targets: [").append(quote(job.target())).append("]\n");
         if (!job.targetLabels().isEmpty()) {
             y.append("        labels:\n");
