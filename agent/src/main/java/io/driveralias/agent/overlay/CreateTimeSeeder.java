@@ -140,7 +140,7 @@ public final class CreateTimeSeeder {
         }
         if (info.overlay().isEmpty()) {
             // devicemapper, btrfs, zfs, vfs: no upper and lower layers to write into before the start.
-            LOG.debug("container {}: not repaired before start: storage {} has no overlay layers; "
+            LOG.debug("container {}: not repaired before start: storage driver {} has no overlay layers; "
                     + "the start path repairs it through /proc/<pid>/root", info.id(), info.storage());
             return List.of();
         }

@@ -108,6 +108,11 @@ class DockerRunInstallIT {
                 default -> args.addAll(option);
             }
         }
+        // The test drivers' host directories, at their own paths (/proc/1/root is refused here).
+        for (String dir : TestImages.hostLibraryDirectories()) {
+            args.addAll(List.of("--mount", "type=bind,source=" + dir + ",target=" + dir + ",readonly"));
+        }
+        args.addAll(List.of("--env", "DRIVER_ALIAS_HOST_LIB_DIR=" + String.join(",", TestImages.hostLibraryDirectories())));
         args.add("--label");
         args.add("daa-test=docker-run-install");
         args.add(image);

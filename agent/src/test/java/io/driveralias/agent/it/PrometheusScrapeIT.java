@@ -210,8 +210,9 @@ class PrometheusScrapeIT {
             assertThat(s.label("instance")).isEqualTo(instance);
             assertThat(s.label("node")).isEqualTo("test-node");
         });
+        // The host's driver is known before any container: the agent found its files itself.
         assertThat(series("driver_alias_build_info")).singleElement()
-                .satisfies(s -> assertThat(s.label("driver_version")).isEqualTo("unknown"));
+                .satisfies(s -> assertThat(s.label("driver_version")).isEqualTo(TestImages.hostDriverVersion()));
         // No reconcile yet: the timestamp series does not exist (a 0 would read as 1970).
         assertThat(prometheus.query("driver_alias_reconcile_last_success_timestamp_seconds")).isEmpty();
         assertThat(scrapeText()).doesNotContain("driver_alias_reconcile_last_success_timestamp_seconds");

@@ -77,6 +77,13 @@ public final class TestImages {
         return dirs;
     }
 
+    /** The driver version the agent reports for {@link #hostLibraryDirectories()}: the newest there. */
+    public static String hostDriverVersion() {
+        return RealDriver.fetchedLibraryRoot(RealDriver.Arch.AMD64).isPresent()
+                && io.driveralias.agent.core.DriverVersions.compareVersions(RealDriver.version(RealDriver.Arch.AMD64), VERSION) > 0
+                ? RealDriver.version(RealDriver.Arch.AMD64) : VERSION;
+    }
+
     /** {@code --host-lib-dir} arguments for {@link #hostLibraryDirectories()}. */
     public static List<String> hostLibraryArguments() {
         List<String> args = new ArrayList<>();
