@@ -8,6 +8,7 @@ import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.core.LruMap;
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.FileNames;
+import io.driveralias.agent.core.LateRepairCause;
 import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.logging.Mdc;
@@ -57,6 +58,8 @@ public final class ContainerRepairer {
     private final RuntimeFileSets runtimeFiles;
     /** Containers seeded at create, until their start is verified. Bounded: some never start. */
     private final Map<String, Seeded> seeded = Collections.synchronizedMap(new LruMap<>(4096));
+    /** GPU containers that could not be seeded at create, and why: said when their start is repaired. */
+    private final Map<String, LateRepairCause> notSeeded = Collections.synchronizedMap(new LruMap<>(4096));
 
     /** Links written into a created container before its start, and when. */
     private record Seeded(Instant receivedAt, Instant seededAt, List<LinkAction> links) {
@@ -177,9 +180,16 @@ public final class ContainerRepairer {
         if (info.readOnlyRootfs() || scope.exclusion(info).isPresent()) {
             return true;
         }
-        Optional<List<LinkAction>> links = seeder.seedIfStarting(info);
-        links.filter(l -> !l.isEmpty()).ifPresent(l -> seeded.put(info.id(), new Seeded(receivedAt, clock.instant(), l)));
-        return links.isPresent();
+        Optional<CreateTimeSeeder.Seeding> seeding = seeder.seedIfStarting(info);
+        seeding.ifPresent(s -> remember(info.id(), s, receivedAt));
+        return seeding.isPresent();
+    }
+
+    private void remember(String id, CreateTimeSeeder.Seeding seeding, Instant receivedAt) {
+        if (!seeding.links().isEmpty()) {
+            seeded.put(id, new Seeded(receivedAt, clock.instant(), seeding.links()));
+        }
+        seeding.skipped().ifPresent(cause -> notSeeded.put(id, cause));
     }
 
     /** Runs the repair path on a throw-away root, so that the first real container finds it warm. */
@@ -194,10 +204,7 @@ public final class ContainerRepairer {
                 || scope.exclusion(info).isPresent()) {
             return;
         }
-        List<LinkAction> links = seeder.seed(info);
-        if (!links.isEmpty()) {
-            seeded.put(info.id(), new Seeded(receivedAt, clock.instant(), links));
-        }
+        remember(info.id(), seeder.seed(info), receivedAt);
     }
 
     private Examination repairRunning(ContainerInfo info, ContainerRef ref, Instant receivedAt, RootRepairer.Mode mode) {
@@ -217,8 +224,9 @@ public final class ContainerRepairer {
                     List.of(new Problem("/", reason, "cannot open the container: " + e.getMessage())));
         }
         Seeded seed = seeded.remove(info.id());
+        LateRepairCause skipped = notSeeded.remove(info.id());
+        boolean nothingAtStart = report.applied().isEmpty();
         if (seed != null) {
-            boolean nothingAtStart = report.applied().isEmpty();
             report = report.withSeeded(seed.links());
             // Everything was in place before the container's first instruction: the start
             // path had nothing to add, and found what was written before the start.
@@ -227,7 +235,13 @@ public final class ContainerRepairer {
                         seed.seededAt(), "before start");
             }
         }
-        return finish(ref, report.outcome(), Optional.of(report), info.startedAt(), receivedAt, "");
+        Examination result = finish(ref, report.outcome(), Optional.of(report), info.startedAt(), receivedAt, "");
+        if (nothingAtStart) {
+            return result;
+        }
+        // The start path had to write: why the aliases were not there before the container started.
+        return result.late(skipped != null ? skipped : seed != null ? LateRepairCause.INCOMPLETE
+                : seeder == null ? LateRepairCause.DISABLED : LateRepairCause.MISSED_CREATE);
     }
 
     /**

@@ -2,6 +2,7 @@ package io.driveralias.agent.live;
 
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
+import io.driveralias.agent.core.LateRepairCause;
 import io.driveralias.agent.repair.RepairReport;
 import java.time.Duration;
 import java.time.Instant;
@@ -16,9 +17,21 @@ import java.util.Optional;
  * @param verifiedAt when the aliases were known to be right: for a container seeded before
  *                   its start, when the seeding finished
  * @param detail     for excluded, gone, or failures before planning: why, in words
+ * @param lateCause  for a GPU container repaired after its first instruction: why not before it
  */
 public record Examination(ContainerRef container, ContainerOutcome outcome, Optional<RepairReport> report,
-                          Optional<Instant> startedAt, Instant receivedAt, Instant verifiedAt, String detail) {
+                          Optional<Instant> startedAt, Instant receivedAt, Instant verifiedAt, String detail,
+                          Optional<LateRepairCause> lateCause) {
+
+    public Examination(ContainerRef container, ContainerOutcome outcome, Optional<RepairReport> report,
+                       Optional<Instant> startedAt, Instant receivedAt, Instant verifiedAt, String detail) {
+        this(container, outcome, report, startedAt, receivedAt, verifiedAt, detail, Optional.empty());
+    }
+
+    /** This examination, with why the aliases were not in place before the container started. */
+    public Examination late(LateRepairCause cause) {
+        return new Examination(container, outcome, report, startedAt, receivedAt, verifiedAt, detail, Optional.of(cause));
+    }
 
     /**
      * From the moment the repair could begin (the event's arrival, or the container's start

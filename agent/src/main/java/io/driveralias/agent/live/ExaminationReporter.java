@@ -3,6 +3,7 @@ package io.driveralias.agent.live;
 import io.driveralias.agent.core.ActionKind;
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
+import io.driveralias.agent.core.LateRepairCause;
 import io.driveralias.agent.core.Printable;
 import io.driveralias.agent.kube.PodEvents;
 import io.driveralias.agent.logging.Mdc;
@@ -33,6 +34,8 @@ public final class ExaminationReporter {
 
     private final RepairMetrics metrics;
     private final PodEvents podEvents;
+    /** The causes of late repairs already explained in the log: one INFO line per cause. */
+    private final java.util.Set<LateRepairCause> explained = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     public ExaminationReporter(RepairMetrics metrics, PodEvents podEvents) {
         this.metrics = metrics;
@@ -88,6 +91,14 @@ public final class ExaminationReporter {
             metrics.repairDuration(e.repairTook());
             e.exposure().ifPresent(metrics::exposure);
             e.report().flatMap(RepairReport::driverVersion).ifPresent(metrics::driverVersion);
+            boolean late = e.exposure().map(x -> !x.isZero()).orElse(true);
+            e.lateCause().filter(c -> late).ifPresent(cause -> {
+                metrics.repairedAfterStart(cause);
+                if (explained.add(cause)) {
+                    LOG.info("containers on this node are repaired after their first instruction, not before it ({}): {}"
+                            + " (the first: {})", cause.label(), cause.explanation(), e.container().shortId());
+                }
+            });
         }
     }
 

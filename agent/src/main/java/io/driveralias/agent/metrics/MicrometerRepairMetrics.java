@@ -4,6 +4,7 @@ import io.driveralias.agent.config.BuildVersion;
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.FailureReason;
+import io.driveralias.agent.core.LateRepairCause;
 import io.driveralias.agent.core.PodRef;
 import io.driveralias.agent.core.Printable;
 import io.micrometer.core.instrument.Counter;
@@ -65,6 +66,7 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     private static final java.util.Set<String> RUNTIMES = java.util.Set.of("docker", "containerd");
     private static final String KUBERNETES_EVENTS = "driver.alias.kubernetes.events";
     private static final String QUEUE_REFUSED = "driver.alias.queue.refused";
+    private static final String REPAIRED_AFTER_START = "driver.alias.repaired.after.start";
     private static final String RECONCILE_LAST_SUCCESS = "driver.alias.reconcile.last.success.timestamp.seconds";
     /** Micrometer's Prometheus registry turns a gauge whose name ends in ".info" into an info metric. */
     private static final String BUILD_INFO = "driver.alias.build.info";
@@ -110,6 +112,9 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
         }
         for (FailureReason reason : FailureReason.values()) {
             failures(reason);
+        }
+        for (LateRepairCause cause : LateRepairCause.values()) {
+            repairedAfterStart(cause, 0);
         }
         for (String result : java.util.List.of("sent", "dropped", "failed")) {
             kubernetesEvents(result);
@@ -270,6 +275,19 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
 
     private static String runtimeName(String runtime) {
         return RUNTIMES.contains(runtime) ? runtime : BoundedLabel.OTHER;
+    }
+
+    @Override
+    public void repairedAfterStart(LateRepairCause cause) {
+        repairedAfterStart(cause, 1);
+    }
+
+    private void repairedAfterStart(LateRepairCause cause, int containers) {
+        Counter.builder(REPAIRED_AFTER_START)
+                .description("GPU containers repaired after their first instruction, by why not before it")
+                .tag("cause", cause.label())
+                .register(registry)
+                .increment(containers);
     }
 
     @Override

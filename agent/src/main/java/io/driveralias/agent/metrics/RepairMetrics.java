@@ -71,6 +71,13 @@ public interface RepairMetrics {
     default void resolved(String containerId) {
     }
 
+    /**
+     * {@code driver_alias_repaired_after_start_total{cause}}: a GPU container was repaired after its
+     * first instruction, not before it, because of {@code cause}.
+     */
+    default void repairedAfterStart(io.driveralias.agent.core.LateRepairCause cause) {
+    }
+
     /** {@code driver_alias_repair_duration_seconds}: event received to aliases verified. */
     default void repairDuration(Duration duration) {
     }

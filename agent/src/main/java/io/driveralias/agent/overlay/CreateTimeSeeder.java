@@ -5,6 +5,7 @@ import io.driveralias.agent.core.AliasPlanner;
 import io.driveralias.agent.core.DriverLibrary;
 import io.driveralias.agent.core.FileNames;
 import io.driveralias.agent.core.GpuRequest;
+import io.driveralias.agent.core.LateRepairCause;
 import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.core.RuntimeDriverFiles;
 import io.driveralias.agent.core.ContainerInfo;
@@ -74,6 +75,24 @@ public final class CreateTimeSeeder {
         Optional<String> driverVersion();
     }
 
+    /**
+     * What came of one attempt to write a created container's aliases before its start: the links
+     * written (each read back), or why none could be, for a container that asked for a GPU.
+     * Neither for a container without a GPU request.
+     */
+    public record Seeding(List<LinkAction> links, Optional<LateRepairCause> skipped) {
+
+        static final Seeding NOTHING_TO_DO = new Seeding(List.of(), Optional.empty());
+
+        static Seeding written(List<LinkAction> links) {
+            return new Seeding(List.copyOf(links), Optional.empty());
+        }
+
+        static Seeding skipped(LateRepairCause cause) {
+            return new Seeding(List.of(), Optional.of(cause));
+        }
+    }
+
     /** @param libraryDirectories where a GPU runtime's files may land, in order */
     public record Settings(List<String> libraryDirectories) {
         public Settings {
@@ -113,48 +132,51 @@ public final class CreateTimeSeeder {
     }
 
     /**
-     * For a container just created: waits briefly for Docker to start it ({@code docker run})
+     * For a container just created: waits briefly for its runtime to start it ({@code docker run})
      * and writes its aliases through its overlay once mounted. Empty when it did not begin to
-     * start in time (the kubelet starts it later: {@link #seed} then writes into its layer);
-     * else the links written (none for a container without a GPU request).
+     * start in time (the kubelet starts it later: {@link #seed} then writes into its layer).
      */
-    public Optional<List<LinkAction>> seedIfStarting(ContainerInfo info) {
-        if (info.running() || info.startedAt().isPresent() || info.overlay().isEmpty()) {
-            return Optional.of(List.of());
+    public Optional<Seeding> seedIfStarting(ContainerInfo info) {
+        if (info.running() || info.startedAt().isPresent()) {
+            return Optional.of(Seeding.NOTHING_TO_DO);
         }
-        ContainerInfo.OverlayLayers layers = info.overlay().get();
         Optional<Wanted> wanted = wanted(info);
-        if (wanted.isEmpty() || layers.upperDir().isEmpty() || layers.mergedDir().isEmpty()) {
-            return Optional.of(List.of());
+        if (wanted.isEmpty()) {
+            return Optional.of(skippedIfGpu(info));
         }
-        if (!MountedRoot.awaitStarting(layers.mergedDir(), START_PATIENCE)) {
+        Optional<ContainerInfo.OverlayLayers> layers = info.overlay()
+                .filter(l -> !l.upperDir().isEmpty() && !l.mergedDir().isEmpty());
+        if (layers.isEmpty()) {
+            return Optional.of(Seeding.skipped(LateRepairCause.NO_OVERLAY));
+        }
+        if (!MountedRoot.awaitStarting(layers.get().mergedDir(), START_PATIENCE)) {
             return Optional.empty();
         }
-        return Optional.of(seedMounted(info, layers.mergedDir(), layers.upperDir(), wanted.get()));
+        return Optional.of(seedMounted(info, layers.get().mergedDir(), layers.get().upperDir(), wanted.get()));
     }
 
-    /** The links written (each read back), or empty if nothing was seeded. */
-    public List<LinkAction> seed(ContainerInfo info) {
+    /** Into the container's writable layer while it is not mounted, or through its overlay if it just was. */
+    public Seeding seed(ContainerInfo info) {
         if (info.running() || info.startedAt().isPresent()) {
-            return List.of();
+            return Seeding.NOTHING_TO_DO;
+        }
+        Optional<Wanted> wanted = wanted(info);
+        if (wanted.isEmpty()) {
+            return skippedIfGpu(info);
         }
         if (info.overlay().isEmpty()) {
             // devicemapper, btrfs, zfs, vfs: no upper and lower layers to write into before the start.
             LOG.debug("container {}: not repaired before start: storage driver {} has no overlay layers; "
                     + "the start path repairs it through /proc/<pid>/root", info.id(), info.storage());
-            return List.of();
+            return Seeding.skipped(LateRepairCause.NO_OVERLAY);
         }
         ContainerInfo.OverlayLayers overlay = info.overlay().get();
-        Optional<Wanted> wanted = wanted(info);
-        if (wanted.isEmpty() || overlay.upperDir().isEmpty() || overlay.mergedDir().isEmpty()) {
-            return List.of();
+        if (overlay.upperDir().isEmpty() || overlay.mergedDir().isEmpty() || overlay.lowerDir().isEmpty()) {
+            return Seeding.skipped(LateRepairCause.UNREADABLE);
         }
         String merged = overlay.mergedDir();
         if (MountedRoot.starting(merged)) {
             return seedMounted(info, merged, overlay.upperDir(), wanted.get());
-        }
-        if (overlay.lowerDir().isEmpty()) {
-            return List.of();
         }
         UpperLayerWriter.NotStarted notStarted = () -> requireUnmounted(merged);
         List<LinkAction> written = new ArrayList<>();
@@ -162,7 +184,7 @@ public final class CreateTimeSeeder {
             // With `docker run` the start usually wins the race: find out before any other work.
             notStarted.require();
         } catch (ErrnoException e) {
-            return written;
+            return Seeding.skipped(LateRepairCause.MOUNT_TIMEOUT);
         }
         try (LayerStack layers = LayerStack.open(overlay.upperDir(), overlay.lowerDir(), resolver)) {
             Map<String, List<DriverLibrary>> libraries = wanted.get().in(path -> {
@@ -175,7 +197,7 @@ public final class CreateTimeSeeder {
             }
             LOG.debug("container {}: {} alias(es) written into its writable layer", info.id(), written.size());
         } catch (ErrnoException e) {
-            // Docker removed the layer, began the start, or something in the layers is not
+            // Its runtime removed the layer, began the start, or something in the layers is not
             // what it should be: the start path repairs (and reports) through the container's root.
             // A refusal (a missing capability) is worth a warning, once for each kind.
             boolean refused = e.is(Errno.EPERM) || e.is(Errno.EACCES);
@@ -184,18 +206,38 @@ public final class CreateTimeSeeder {
             } else {
                 LOG.debug("container {}: not seeded before start: {}", info.id(), e.getMessage());
             }
+            return Seeding.skipped(causeOf(e));
         }
-        return written;
+        return Seeding.written(written);
+    }
+
+    /** Why a write into the layers failed, as an operator reads it. */
+    private static LateRepairCause causeOf(ErrnoException e) {
+        if (e.is(Errno.EPERM) || e.is(Errno.EACCES)) {
+            return LateRepairCause.PERMISSION;
+        }
+        if (e.is(Errno.ENOSYS)) {
+            return LateRepairCause.KERNEL;
+        }
+        if (e.is(Errno.EBUSY)) {
+            return LateRepairCause.MOUNT_TIMEOUT;
+        }
+        return e.is(Errno.ENOENT) ? LateRepairCause.UNREADABLE : LateRepairCause.LAYERS;
+    }
+
+    /** No aliases to write: for a container whose GPU runtime adds files not yet seen, that is a cause. */
+    private Seeding skippedIfGpu(ContainerInfo info) {
+        return info.gpu().addsDriverFiles() ? Seeding.skipped(LateRepairCause.RUNTIME_FILES_UNKNOWN) : Seeding.NOTHING_TO_DO;
     }
 
     /** Through the container's own overlay, once mounted: before runc runs its process. */
-    private List<LinkAction> seedMounted(ContainerInfo info, String merged, String upper, Wanted wanted) {
+    private Seeding seedMounted(ContainerInfo info, String merged, String upper, Wanted wanted) {
         List<LinkAction> written = new ArrayList<>();
         try (RootFs root = MountedRoot.await(merged, upper, MOUNT_PATIENCE, resolver).orElse(null)) {
             if (root == null) {
                 LOG.debug("container {}: its root was not mounted in time, or not as its own overlay: "
                         + "left to the start path", info.id());
-                return written;
+                return Seeding.skipped(LateRepairCause.MOUNT_TIMEOUT);
             }
             List<LoaderCache.Entry> right = new ArrayList<>();
             for (Map.Entry<String, List<DriverLibrary>> e : wanted.in(path -> isDirectory(root, path)).entrySet()) {
@@ -209,8 +251,9 @@ public final class CreateTimeSeeder {
         } catch (ErrnoException e) {
             LOG.debug("container {}: not repaired before start through its mounted root: {}", info.id(),
                     e.getMessage());
+            return Seeding.skipped(causeOf(e));
         }
-        return written;
+        return Seeding.written(written);
     }
 
     /**

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.ContainerOutcome;
+import io.driveralias.agent.core.GpuRequest;
+import io.driveralias.agent.core.LateRepairCause;
 import io.driveralias.agent.repair.RootRepairer;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -254,5 +256,30 @@ class ContainerRepairerTest {
         // Counted once: a second look finds nothing seeded any more.
         assertThat(seeding.examine(c.id(), Instant.now(), RootRepairer.Mode.APPLY, Optional.empty(), false)
                 .orElseThrow().outcome()).isEqualTo(ContainerOutcome.GONE);
+    }
+
+    @Test
+    void aGpuContainerRepairedAtItsStartSaysWhyNotBefore() throws Exception {
+        ContainerRepairer seeding = fixtures.repairer(docker, fixtures.seeder());
+        ContainerInfo missed = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
+        docker.put(missed);
+        assertThat(seeding.examine(missed.id(), Instant.now(), RootRepairer.Mode.APPLY, Optional.empty(), false)
+                .orElseThrow().lateCause()).as("never seen before it started").contains(LateRepairCause.MISSED_CREATE);
+
+        ContainerInfo unlearned = fixtures.createdOnOverlay(ContainerFixtures.newId(), "cuda", false).toBuilder()
+                .mounts(List.of()).gpu(GpuRequest.of("nvidia", true, List.of("NVIDIA_VISIBLE_DEVICES=all"), false, false))
+                .build();
+        docker.put(unlearned);
+        assertThat(seeding.examine(unlearned.id(), Instant.now(), RootRepairer.Mode.APPLY, Optional.empty(), false))
+                .isEmpty();
+        ContainerInfo started = fixtures.gpuContainer(unlearned.id(), STARTED);
+        docker.put(started);
+        assertThat(seeding.examine(started.id(), Instant.now(), RootRepairer.Mode.APPLY, Optional.empty(), false)
+                .orElseThrow().lateCause()).contains(LateRepairCause.RUNTIME_FILES_UNKNOWN);
+
+        ContainerInfo disabled = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
+        docker.put(disabled);
+        assertThat(examine(disabled.id(), Optional.empty(), false).orElseThrow().lateCause())
+                .contains(LateRepairCause.DISABLED);
     }
 }

@@ -69,6 +69,25 @@ class ExaminationReporterTest {
     }
 
     @Test
+    void aLateRepairIsCountedByCauseAndEachCauseExplainedOnce() {
+        Examination late = examination(ContainerOutcome.REPAIRED, List.of(
+                link(ActionKind.CREATE, "libcuda.so.1", LinkStatus.APPLIED, null)), STARTED.plusSeconds(10))
+                .late(io.driveralias.agent.core.LateRepairCause.NO_OVERLAY);
+
+        reporter.report(late, Optional.empty());
+        reporter.report(late, Optional.empty());
+        // Verified before the start: not late, whatever the examination says.
+        reporter.report(examination(ContainerOutcome.REPAIRED, List.of(link(ActionKind.CREATE, "libcuda.so.1",
+                LinkStatus.APPLIED, null)), STARTED.minusMillis(5)).late(io.driveralias.agent.core.LateRepairCause.DISABLED),
+                Optional.empty());
+
+        assertThat(metrics.late()).containsExactly(io.driveralias.agent.core.LateRepairCause.NO_OVERLAY,
+                io.driveralias.agent.core.LateRepairCause.NO_OVERLAY);
+        assertThat(lines(Level.INFO)).filteredOn(l -> l.contains("after their first instruction")).singleElement()
+                .asString().contains("no_overlay").contains("no overlay layers");
+    }
+
+    @Test
     void aLastingConflictIsCountedAndWarnedOnceNotAtEveryReconcile() {
         Examination failed = examination(ContainerOutcome.FAILED, List.of(
                 link(ActionKind.CREATE, "libnvidia-ml.so.1", LinkStatus.APPLIED, null),

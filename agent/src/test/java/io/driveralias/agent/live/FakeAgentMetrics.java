@@ -85,6 +85,17 @@ final class FakeAgentMetrics implements RepairMetrics {
         unrepaired.remove(containerId);
     }
 
+    private final List<io.driveralias.agent.core.LateRepairCause> late = new ArrayList<>();
+
+    @Override
+    public synchronized void repairedAfterStart(io.driveralias.agent.core.LateRepairCause cause) {
+        late.add(cause);
+    }
+
+    synchronized List<io.driveralias.agent.core.LateRepairCause> late() {
+        return List.copyOf(late);
+    }
+
     @Override
     public synchronized void queueRefused(int containers) {
         refused += containers;

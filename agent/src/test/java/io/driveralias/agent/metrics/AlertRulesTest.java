@@ -17,7 +17,7 @@ class AlertRulesTest {
     private static final List<String> ALERT_NAMES = List.of(
             "DriverAliasUnrepairedContainer", "DriverAliasAgentDown", "DriverAliasAgentMissing",
             "DriverAliasDockerDisconnected",
-            "DriverAliasRepairFailures", "DriverAliasReconcileStale");
+            "DriverAliasRepairFailures", "DriverAliasReconcileStale", "DriverAliasRepairsAfterStart");
     private static final String RUNBOOK = "https://github.com/driver-alias/driver-alias-agent/blob/main/docs/runbook.md#";
 
     @Test

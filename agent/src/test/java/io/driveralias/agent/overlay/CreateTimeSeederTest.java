@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.driveralias.agent.core.AliasPlanner;
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.GpuRequest;
+import io.driveralias.agent.core.LateRepairCause;
 import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.fs.HostRoot;
 import io.driveralias.agent.fs.PathResolver;
@@ -98,7 +99,7 @@ class CreateTimeSeederTest {
 
     @Test
     void aDeclaredDriverFileGetsItsAliasInTheUpperLayerBeforeTheStart() throws IOException {
-        List<LinkAction> links = seeder.seed(gpuRequest());
+        List<LinkAction> links = seeder.seed(gpuRequest()).links();
 
         assertThat(links).extracting(LinkAction::name).containsExactly("libjsig.so");
         Path link = upper.resolve("usr/lib64/libjsig.so");
@@ -120,7 +121,8 @@ class CreateTimeSeederTest {
     void aContainerAskingTheGpuRuntimeGetsAliasesToTheFilesEarlierContainersReceived() throws IOException {
         learned = Map.of(FILE, "libjsig.so", "libjsig.so.470.57.02", "libjsig.so");
 
-        List<LinkAction> links = seeder.seed(runtimeRequest(new GpuRequest("nvidia", true, Optional.of("all"), false, false, "")));
+        GpuRequest runtime = new GpuRequest("nvidia", true, Optional.of("all"), false, false, "");
+        List<LinkAction> links = seeder.seed(runtimeRequest(runtime)).links();
 
         // This image has no multiarch directory: the runtime puts its files into /usr/lib64.
         assertThat(links).extracting(LinkAction::name).containsExactly("libjsig.so");
@@ -131,12 +133,13 @@ class CreateTimeSeederTest {
 
     @Test
     void aRuntimeRequestBeforeAnyContainerShowedTheFilesOrWithoutAGpuRuntimeWritesNothing() throws IOException {
-        assertThat(seeder.seed(runtimeRequest(new GpuRequest("nvidia", true, Optional.of("all"), false, false, "")))).isEmpty();
+        assertThat(seeder.seed(runtimeRequest(new GpuRequest("nvidia", true, Optional.of("all"), false, false, "")))
+                .links()).isEmpty();
 
         learned = Map.of(FILE, "libjsig.so");
-        assertThat(seeder.seed(runtimeRequest(new GpuRequest("runc", false, Optional.of("all"), false, false, "")))).isEmpty();
-        assertThat(seeder.seed(runtimeRequest(new GpuRequest("nvidia", true, Optional.of("void"), false, false, "")))).isEmpty();
-        assertThat(seeder.seed(runtimeRequest(GpuRequest.NONE))).isEmpty();
+        assertThat(seeder.seed(runtimeRequest(new GpuRequest("runc", false, Optional.of("all"), false, false, ""))).links()).isEmpty();
+        assertThat(seeder.seed(runtimeRequest(new GpuRequest("nvidia", true, Optional.of("void"), false, false, ""))).links()).isEmpty();
+        assertThat(seeder.seed(runtimeRequest(GpuRequest.NONE)).links()).isEmpty();
         assertThat(upperContents()).isEmpty();
     }
 
@@ -144,26 +147,26 @@ class CreateTimeSeederTest {
     void aLearnedNameThatCouldRedirectTheLoaderIsNotLinked() throws IOException {
         learned = Map.of(FILE, "libc.so.6");
 
-        assertThat(seeder.seed(runtimeRequest(new GpuRequest("runc", false, Optional.empty(), true, false, "")))).isEmpty();
+        assertThat(seeder.seed(runtimeRequest(new GpuRequest("runc", false, Optional.empty(), true, false, ""))).links()).isEmpty();
         assertThat(upperContents()).isEmpty();
     }
 
     @Test
     void aContainerWithoutAGpuRequestIsNeverTouched() throws IOException {
-        assertThat(seeder.seed(created(List.of(), "overlay2"))).isEmpty();
+        assertThat(seeder.seed(created(List.of(), "overlay2")).links()).isEmpty();
         Path hosts = Files.writeString(dir.resolve("hosts"), "127.0.0.1 localhost\n");
         assertThat(seeder.seed(created(List.of(new ContainerInfo.Mount("bind", hosts.toString(), "/etc/hosts", true),
-                new ContainerInfo.Mount("volume", hostDriver.toString(), "/usr/lib64/" + FILE, true)), "overlay2")))
+                new ContainerInfo.Mount("volume", hostDriver.toString(), "/usr/lib64/" + FILE, true)), "overlay2")).links())
                 .isEmpty();
         // A copy of the host's driver file elsewhere is not the host's driver file, whatever its
         // name and path: a volume or an emptyDir of a neighbour, laid out like a library directory.
         Path volume = Files.createDirectories(dir.resolve("volumes/v/_data/usr/lib/x86_64-linux-gnu"));
         Path copy = Files.copy(hostDriver, volume.resolve(FILE));
         assertThat(seeder.seed(created(List.of(new ContainerInfo.Mount("bind", copy.toString(),
-                "/usr/lib64/" + FILE, false)), "overlay2"))).isEmpty();
+                "/usr/lib64/" + FILE, false)), "overlay2")).links()).isEmpty();
         Path renamed = Files.copy(hostDriver, volume.resolve("libz.so." + VERSION));
         assertThat(seeder.seed(created(List.of(new ContainerInfo.Mount("bind", renamed.toString(),
-                "/usr/lib64/libz.so." + VERSION, false)), "overlay2"))).isEmpty();
+                "/usr/lib64/libz.so." + VERSION, false)), "overlay2")).links()).isEmpty();
         assertThat(upperContents()).isEmpty();
     }
 
@@ -173,24 +176,35 @@ class CreateTimeSeederTest {
         Path linked = Files.createLink(Files.createDirectories(dir.resolve("host/other")).resolve(FILE), hostDriver);
 
         assertThat(seeder.seed(created(List.of(new ContainerInfo.Mount("bind", linked.toString(),
-                "/usr/lib64/" + FILE, false)), "overlay2"))).extracting(LinkAction::name).containsExactly("libjsig.so");
+                "/usr/lib64/" + FILE, false)), "overlay2")).links()).extracting(LinkAction::name).containsExactly("libjsig.so");
     }
 
     @Test
     void aContainerWhoseRootIsAlreadyMountedOrThatRanIsLeftToTheStartPath() throws IOException {
         ContainerInfo c = gpuRequest();
         ContainerInfo started = c.toBuilder().startedAt(Optional.of(Instant.parse("2026-11-30T10:00:00Z"))).build();
-        assertThat(seeder.seed(started)).isEmpty();
+        assertThat(seeder.seed(started).links()).isEmpty();
 
         Files.createDirectory(merged);
-        assertThat(seeder.seed(c)).isEmpty();
+        assertThat(seeder.seed(c).links()).isEmpty();
         assertThat(upperContents()).isEmpty();
+    }
+
+    @Test
+    void aGpuContainerThatCannotBeSeededSaysWhyAndOneWithoutAGpuRequestSaysNothing() throws IOException {
+        GpuRequest runtime = new GpuRequest("nvidia", true, Optional.of("all"), false, false, "");
+        assertThat(seeder.seed(runtimeRequest(runtime)).skipped()).as("nothing learned yet")
+                .contains(LateRepairCause.RUNTIME_FILES_UNKNOWN);
+        assertThat(seeder.seed(created(gpuRequest().mounts(), "vfs")).skipped()).contains(LateRepairCause.NO_OVERLAY);
+        assertThat(seeder.seed(created(List.of(), "overlay2"))).as("no GPU request")
+                .isEqualTo(CreateTimeSeeder.Seeding.NOTHING_TO_DO);
+        assertThat(seeder.seed(gpuRequest()).skipped()).isEmpty();
     }
 
     @Test
     void storageWithoutOverlayLayersIsLeftToTheStartPath() throws IOException {
         ContainerInfo c = gpuRequest();
-        assertThat(seeder.seed(created(c.mounts(), "vfs"))).isEmpty();
+        assertThat(seeder.seed(created(c.mounts(), "vfs")).links()).isEmpty();
         assertThat(upperContents()).isEmpty();
     }
 
@@ -203,7 +217,7 @@ class CreateTimeSeederTest {
         }
         Files.createSymbolicLink(lower.resolve("usr/lib64"), elsewhere);
 
-        seeder.seed(gpuRequest());
+        seeder.seed(gpuRequest()).links();
 
         try (Stream<Path> there = Files.list(elsewhere)) {
             assertThat(there).isEmpty();
