@@ -9,6 +9,7 @@ import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.fs.Directory;
 import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
+import io.driveralias.agent.fs.NewFile;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.fs.RootFs;
 import io.driveralias.agent.ldcache.LdCacheUpdate.Outcome;
@@ -107,7 +108,7 @@ class LdCacheUpdaterTest {
         assertThat(loaderRoot.runProbe().output()).isEqualTo("probe 42\n");
         assertThat(Files.getAttribute(cache, "unix:uid")).isEqualTo(1234);
         assertThat(Files.getAttribute(cache, "unix:gid")).isEqualTo(5678);
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(cache))).isEqualTo("rw-r--r--");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(cache))).isEqualTo("rw-------");
         assertThat(etcNames()).containsExactly("ld.so.cache", "ld.so.conf");
         assertThat(updater.update(rootFs(), driver).outcome()).isEqualTo(Outcome.ALREADY_CURRENT);
         assertThat(updater.check(rootFs(), driver).outcome()).isEqualTo(Outcome.ALREADY_CURRENT);
@@ -308,10 +309,11 @@ class LdCacheUpdaterTest {
     void aCacheChangedMeanwhileIsPutBackNotOverwritten() throws Exception {
         Path cache = hostCacheCopyIn(etc);
         Files.writeString(etc.resolve("other"), "x");
-        try (Directory dir = rootFs().openDirectory("/etc", true)) {
+        try (Directory dir = rootFs().openDirectory("/etc", true); NewFile out = dir.newFile("ld.so.cache")) {
             var staleView = dir.statEntry("other"); // what the agent read is not what is there now
+            out.write(new byte[] {1, 2, 3}, 3);
 
-            assertThatThrownBy(() -> dir.replaceFile("ld.so.cache", new byte[] {1, 2, 3}, 0644, 0, 0, staleView))
+            assertThatThrownBy(() -> out.replace(staleView, null, 0644, 0, 0))
                     .isInstanceOfSatisfying(ErrnoException.class, e -> assertThat(e.is(Errno.EEXIST)).isTrue());
         }
         assertThat(Files.readAllBytes(cache)).isEqualTo(Files.readAllBytes(HOST_CACHE));
