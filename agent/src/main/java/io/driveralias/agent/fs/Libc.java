@@ -276,14 +276,39 @@ public final class Libc {
 
     /** Reads up to {@code length} bytes at {@code offset}; returns how many were read (0 at EOF). */
     public static int pread(int fd, byte[] dst, int length, long offset) throws ErrnoException {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment buf = arena.allocate(Math.max(1, length));
-            long n = call("pread", null, (a, errno) ->
-                    (long) PREAD.invokeExact(errno, fd, buf, (long) length, offset));
-            MemorySegment.copy(buf, JAVA_BYTE, 0, dst, 0, (int) n);
-            return (int) n;
+        if (length > ReadScratch.SIZE) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment buf = arena.allocate(Math.max(1, length));
+                long n = call("pread", null, (a, errno) ->
+                        (long) PREAD.invokeExact(errno, fd, buf, (long) length, offset));
+                MemorySegment.copy(buf, JAVA_BYTE, 0, dst, 0, (int) n);
+                return (int) n;
+            }
         }
+        // The common small read (a page of a cache, an ELF header) allocates nothing: a scan of
+        // a large file makes a million of them.
+        ReadScratch scratch = READ_SCRATCH.get();
+        long n;
+        try {
+            n = (long) PREAD.invokeExact(scratch.errno, fd, scratch.buffer, (long) length, offset);
+        } catch (Throwable t) {
+            throw new IllegalStateException("pread: native call failed", t);
+        }
+        if (n < 0) {
+            throw new ErrnoException("pread", null, (int) ERRNO.get(scratch.errno, 0L));
+        }
+        MemorySegment.copy(scratch.buffer, JAVA_BYTE, 0, dst, 0, (int) n);
+        return (int) n;
     }
+
+    /** Per thread, for {@link #pread}: off-heap, freed with the thread (Arena.ofAuto). */
+    private static final class ReadScratch {
+        static final int SIZE = 16 * 1024;
+        final MemorySegment buffer = Arena.ofAuto().allocate(SIZE, 8);
+        final MemorySegment errno = Arena.ofAuto().allocate(Linker.Option.captureStateLayout());
+    }
+
+    private static final ThreadLocal<ReadScratch> READ_SCRATCH = ThreadLocal.withInitial(ReadScratch::new);
 
     /**
      * Every entry of an open directory (except {@code .} and {@code ..}). A hostile container can

@@ -76,18 +76,6 @@ class RepairBenchmark {
      * k8s/base/040-daemonset.yaml so that the benchmark measures what is deployed.
      */
     static String daemonSetJvmOptions() {
-        try {
-            String manifest = Files.readString(Path.of("..", "k8s", "base", "040-daemonset.yaml"));
-            java.util.regex.Matcher options = java.util.regex.Pattern
-                    .compile("name: JAVA_TOOL_OPTIONS\\s+value: \"([^\"]*)\"").matcher(manifest);
-            java.util.regex.Matcher limit = java.util.regex.Pattern
-                    .compile("limits:\\s+memory: (\\d+)Mi").matcher(manifest);
-            if (!options.find() || !limit.find()) {
-                throw new AssertionError("JAVA_TOOL_OPTIONS or the memory limit not found in k8s/base/040-daemonset.yaml");
-            }
-            return "-XX:+UseSerialGC -XX:+ExitOnOutOfMemoryError -XX:MaxRAM=" + limit.group(1) + "m " + options.group(1);
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
+        return String.join(" ", io.driveralias.agent.testing.ShippedJvm.commandLineOptions());
     }
 }
