@@ -71,8 +71,7 @@ public final class NewFile implements ByteSource, AutoCloseable {
      * through a descriptor opened before the copy-up) counts as unchanged. The old file's name
      * here is removed; another hard link to it keeps the old content.
      */
-    public void replace(FileStat expected, ByteSource original, int mode, int uid, int gid)
-            throws ErrnoException, IOException {
+    public void replace(FileStat expected, ByteSource original, int mode, int uid, int gid) throws ErrnoException {
         seal(mode, uid, gid);
         int dirFd = dir.fd();
         try {
@@ -108,8 +107,11 @@ public final class NewFile implements ByteSource, AutoCloseable {
                 && now.mtimeNanos() == expected.mtimeNanos();
     }
 
-    /** Another inode with the expected size, mtime and bytes: the same file, copied up by overlayfs. */
-    private boolean copiedUp(FileStat now, FileStat expected, ByteSource original) throws IOException {
+    /**
+     * Another inode with the expected size, mtime and bytes: the same file, copied up by
+     * overlayfs. Anything that cannot be read to the end is not.
+     */
+    private boolean copiedUp(FileStat now, FileStat expected, ByteSource original) {
         if (original == null || !now.isRegularFile() || now.size() != expected.size()
                 || now.mtimeNanos() != expected.mtimeNanos() || original.size() != expected.size()) {
             return false;
@@ -129,7 +131,7 @@ public final class NewFile implements ByteSource, AutoCloseable {
                 }
             }
             return true;
-        } catch (ErrnoException e) {
+        } catch (ErrnoException | IOException e) {
             return false;
         }
     }

@@ -17,9 +17,9 @@ import java.util.List;
  * string table out its own way (suffixes shared, not in entry order), which is what the
  * streaming reader has to cope with.
  */
-final class BigCaches {
+public final class BigCaches {
 
-    static final String LIB_DIR = "/usr/lib/x86_64-linux-gnu";
+    public static final String LIB_DIR = "/usr/lib/x86_64-linux-gnu";
     private static final int LIBRARIES_PER_DIRECTORY = 500;
     private static final String STEM = "libbig00000";
 
@@ -35,35 +35,45 @@ final class BigCaches {
         try {
             Path lib = Files.createDirectories(root.resolve(LIB_DIR.substring(1)));
             Files.copy(Path.of(LIB_DIR, "libc.so.6").toRealPath(), lib.resolve("libc.so.6"));
-            Path variants = Files.createDirectories(root.resolve("variants"));
-            byte[] elf = Files.readAllBytes(NativeLibraries.compile(root.resolve("src"), STEM + ".so.1", STEM + ".so.1"));
-            for (int v = 0; v < LIBRARIES_PER_DIRECTORY; v++) {
-                String stem = String.format("libbig%05d", v);
-                Files.write(variants.resolve(stem + ".so.1"), replaceAll(elf, STEM, stem));
-            }
-            long bytesPerEntry = 24 + ("/opt/" + "/d00000/libbig00000.so.1").length() + nameLength + 1;
-            long directories = Math.max(1, target / (LIBRARIES_PER_DIRECTORY * bytesPerEntry));
-            List<String> conf = new ArrayList<>(List.of(LIB_DIR));
-            StringBuilder longName = new StringBuilder("p".repeat(nameLength)); // in components a file system takes
-            for (int at = 200; at < longName.length(); at += 200) {
-                longName.setCharAt(at, '/');
-            }
-            for (int d = 0; d < directories; d++) {
-                String dir = "/opt/" + longName + String.format("/d%05d", d);
-                Path path = Files.createDirectories(root.resolve(dir.substring(1)));
-                for (int v = 0; v < LIBRARIES_PER_DIRECTORY; v++) {
-                    String name = String.format("libbig%05d.so.1", v);
-                    Files.createLink(path.resolve(name), variants.resolve(name));
-                }
-                conf.add(dir);
-            }
             Files.createDirectories(root.resolve("etc"));
-            Files.write(root.resolve("etc/ld.so.conf"), conf);
-            Processes.check(List.of("ldconfig", "-X", "-r", root.toString()));
+            Files.write(root.resolve("etc/ld.so.conf"), List.of(LIB_DIR));
+            addLibraries(root, target, nameLength);
             return root.resolve("etc/ld.so.cache");
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
+    }
+
+    /**
+     * Adds to {@code root} (an image's root, say) enough libraries in directories of
+     * {@code nameLength}-byte names, listed in its {@code /etc/ld.so.conf}, for a cache of about
+     * {@code target} bytes, and runs ldconfig on it.
+     */
+    public static void addLibraries(Path root, long target, int nameLength) throws IOException {
+        Path variants = Files.createDirectories(root.resolve("variants"));
+        byte[] elf = Files.readAllBytes(NativeLibraries.compile(root.resolve("src"), STEM + ".so.1", STEM + ".so.1"));
+        for (int v = 0; v < LIBRARIES_PER_DIRECTORY; v++) {
+            String stem = String.format("libbig%05d", v);
+            Files.write(variants.resolve(stem + ".so.1"), replaceAll(elf, STEM, stem));
+        }
+        long bytesPerEntry = 24 + ("/opt/" + "/d00000/libbig00000.so.1").length() + nameLength + 1;
+        long directories = Math.max(1, target / (LIBRARIES_PER_DIRECTORY * bytesPerEntry));
+        List<String> conf = new ArrayList<>();
+        StringBuilder longName = new StringBuilder("p".repeat(nameLength)); // in components a file system takes
+        for (int at = 200; at < longName.length(); at += 200) {
+            longName.setCharAt(at, '/');
+        }
+        for (int d = 0; d < directories; d++) {
+            String dir = "/opt/" + longName + String.format("/d%05d", d);
+            Path path = Files.createDirectories(root.resolve(dir.substring(1)));
+            for (int v = 0; v < LIBRARIES_PER_DIRECTORY; v++) {
+                String name = String.format("libbig%05d.so.1", v);
+                Files.createLink(path.resolve(name), variants.resolve(name));
+            }
+            conf.add(dir);
+        }
+        Files.write(root.resolve("etc/ld.so.conf"), conf, java.nio.file.StandardOpenOption.APPEND);
+        Processes.check(List.of("ldconfig", "-X", "-r", root.toString()));
     }
 
     /**
