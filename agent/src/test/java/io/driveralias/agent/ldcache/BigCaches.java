@@ -80,7 +80,7 @@ public final class BigCaches {
      * A cache of about {@code target} bytes made by the codec instead: short names, so as many
      * entries as fit (about 60 bytes each), all in one directory besides the C library's.
      */
-    static byte[] manyEntries(long target) throws LdCacheFormatException {
+    public static byte[] manyEntries(long target) throws LdCacheFormatException {
         List<CacheEntry> entries = new ArrayList<>();
         entries.add(new CacheEntry(0x0303, "libc.so.6", LIB_DIR + "/libc.so.6", 0, 0));
         for (int i = 0; entries.size() * 62L < target; i++) {
