@@ -13,6 +13,8 @@ public final class Directory implements AutoCloseable {
 
     /** A hostile image can put millions of names in a library directory; past this, give up. */
     public static final int MAX_ENTRIES = 200_000;
+    /** Leftover temporaries removed in one call; an agent leaves at most one per kill. */
+    private static final int MAX_LEFTOVERS = 64;
 
     private final int fd;
     private final String path;
@@ -121,7 +123,7 @@ public final class Directory implements AutoCloseable {
         }
     }
 
-    private void renameNoReplaceChecked(String temporary, String name) throws ErrnoException {
+    void renameNoReplaceChecked(String temporary, String name) throws ErrnoException {
         try {
             Libc.renameat2(fd, temporary, name, OpenFlags.RENAME_NOREPLACE);
         } catch (ErrnoException e) {
@@ -164,68 +166,41 @@ public final class Directory implements AutoCloseable {
     }
 
     /**
-     * Replaces the regular file {@code name} with {@code content}, atomically: a new file under
-     * a random name (O_EXCL, never through a link), owner and mode set, fsync'd, then swapped
-     * in with RENAME_EXCHANGE. If what was swapped out is no longer {@code expected} (same
-     * inode, size and mtime), someone changed the file meanwhile: the swap is undone and this
-     * fails with EEXIST rather than lose their version. The temporary is removed on every path.
+     * Starts a new regular file that will take {@code name}: written under a random temporary
+     * name, then put in place (or removed when closed unplaced).
      */
-    public void replaceFile(String name, byte[] content, int mode, int uid, int gid, FileStat expected)
-            throws ErrnoException {
+    public NewFile newFile(String name) throws ErrnoException {
         requirePlain(name);
-        String temporary = RootFs.temporaryName(name);
-        int out = Libc.createFile(fd, temporary, 0600);
-        boolean written = false;
-        try {
-            Libc.writeFully(out, content);
-            // Mode while the file is still the agent's own (no CAP_FOWNER needed), then owner.
-            Libc.fchmod(out, mode & 0777);
-            Libc.fchown(out, uid, gid);
-            Libc.fsync(out);
-            written = true;
-        } finally {
-            Libc.close(out);
-            if (!written) {
-                unlinkQuietly(temporary);
-            }
-        }
-        swapIn(temporary, name, expected);
+        return new NewFile(this, name);
     }
 
-    /** Puts {@code temporary} at {@code name}; removes whatever ends up at the temporary name when it is safe to. */
-    private void swapIn(String temporary, String name, FileStat expected) throws ErrnoException {
-        try {
-            Libc.renameat2(fd, temporary, name, OpenFlags.RENAME_EXCHANGE);
-        } catch (ErrnoException e) {
+    /**
+     * Removes the temporary files {@link NewFile} makes for {@code name} that an agent killed
+     * while writing left behind: only names of exactly that pattern, only regular files, by
+     * this directory's fd (unlinkat never follows a link). The directory is streamed, not
+     * listed: a huge one costs time, not memory. Returns how many were removed.
+     */
+    public int removeTemporaryFiles(String name) throws ErrnoException {
+        requirePlain(name);
+        List<String> found = new java.util.ArrayList<>();
+        Libc.forEachEntry(fd, MAX_ENTRIES, (entry, type) -> {
+            if (found.size() < MAX_LEFTOVERS && (type == Libc.RawDirent.DT_REG || type == Libc.RawDirent.DT_UNKNOWN)
+                    && RootFs.isTemporaryNameOf(entry, name)) {
+                found.add(entry);
+            }
+        });
+        int removed = 0;
+        for (String leftover : found) {
             try {
-                if (!e.is(Errno.EINVAL) && !e.is(Errno.ENOSYS)) {
-                    throw e;
+                if (Libc.statx(fd, leftover, false).isRegularFile()) {
+                    Libc.unlinkat(fd, leftover, 0);
+                    removed++;
                 }
-                // No RENAME_EXCHANGE on this filesystem: check, then a plain rename (a small
-                // window in which a container can only lose its own concurrent change).
-                if (!unchanged(Libc.statx(fd, name, false), expected)) {
-                    throw new ErrnoException("replace", name + " (changed meanwhile)", Errno.EEXIST);
-                }
-                Libc.renameat2(fd, temporary, name, 0);
-                return;
-            } finally {
-                unlinkQuietly(temporary); // ours, unless the rename just moved it away
+            } catch (ErrnoException e) {
+                // Gone meanwhile, or not ours to remove: litter, not harm; the next pass tries again.
             }
         }
-        // The old file now sits at the temporary name.
-        if (!unchanged(Libc.statx(fd, temporary, false), expected)) {
-            // Someone else's version: put it back. Only once that worked is the temporary ours
-            // again; if it failed, their file stays at the temporary name rather than be lost.
-            Libc.renameat2(fd, temporary, name, OpenFlags.RENAME_EXCHANGE);
-            unlinkQuietly(temporary);
-            throw new ErrnoException("replace", name + " (changed meanwhile)", Errno.EEXIST);
-        }
-        unlinkQuietly(temporary);
-    }
-
-    private static boolean unchanged(FileStat now, FileStat expected) {
-        return now.isRegularFile() && now.sameFile(expected) && now.size() == expected.size()
-                && now.mtimeNanos() == expected.mtimeNanos();
+        return removed;
     }
 
     /** An extended attribute of this directory, e.g. overlayfs' opaque marker; empty if absent. */
@@ -285,7 +260,11 @@ public final class Directory implements AutoCloseable {
         return Libc.readlinkat(fd, name);
     }
 
-    private void unlinkQuietly(String name) {
+    int fd() {
+        return fd;
+    }
+
+    void unlinkQuietly(String name) {
         try {
             Libc.unlinkat(fd, name, 0);
         } catch (ErrnoException ignored) {

@@ -110,30 +110,36 @@ public final class Libc {
     }
 
     // Same values on x86_64 and aarch64 (asm-generic), unlike O_DIRECTORY/O_NOFOLLOW.
-    private static final int O_WRONLY = 01;
+    private static final int O_RDWR = 02;
     private static final int O_CREAT = 0100;
     private static final int O_EXCL = 0200;
 
     /**
-     * Creates a new regular file {@code name} in {@code dirfd} for writing: never an existing
-     * name, never through a symlink (O_EXCL|O_NOFOLLOW). {@code mode} is still cut by the umask.
+     * Creates a new regular file {@code name} in {@code dirfd} for writing and reading back:
+     * never an existing name, never through a symlink (O_EXCL|O_NOFOLLOW). {@code mode} is
+     * still cut by the umask.
      */
     public static int createFile(int dirfd, String name, int mode) throws ErrnoException {
-        int flags = O_WRONLY | O_CREAT | O_EXCL | OpenFlags.O_NOFOLLOW | OpenFlags.O_CLOEXEC;
+        int flags = O_RDWR | O_CREAT | O_EXCL | OpenFlags.O_NOFOLLOW | OpenFlags.O_CLOEXEC;
         return call("openat", name, (arena, errno) ->
                 (int) OPENAT.invokeExact(errno, dirfd, name(arena, name), flags, mode));
     }
 
     /** Writes all of {@code data}, looping over short writes. */
     public static void writeFully(int fd, byte[] data) throws ErrnoException {
+        writeFully(fd, data, data.length);
+    }
+
+    /** Writes {@code data[0..length)}, looping over short writes. */
+    public static void writeFully(int fd, byte[] data, int length) throws ErrnoException {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment buf = arena.allocate(Math.max(1, data.length));
-            MemorySegment.copy(data, 0, buf, JAVA_BYTE, 0, data.length);
+            MemorySegment buf = arena.allocate(Math.max(1, length));
+            MemorySegment.copy(data, 0, buf, JAVA_BYTE, 0, length);
             long done = 0;
-            while (done < data.length) {
+            while (done < length) {
                 long from = done;
                 long n = call("write", null, (a, errno) ->
-                        (long) WRITE.invokeExact(errno, fd, buf.asSlice(from), (long) data.length - from));
+                        (long) WRITE.invokeExact(errno, fd, buf.asSlice(from), (long) length - from));
                 if (n == 0) {
                     throw new ErrnoException("write", null, Errno.EIO);
                 }
@@ -271,14 +277,39 @@ public final class Libc {
 
     /** Reads up to {@code length} bytes at {@code offset}; returns how many were read (0 at EOF). */
     public static int pread(int fd, byte[] dst, int length, long offset) throws ErrnoException {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment buf = arena.allocate(Math.max(1, length));
-            long n = call("pread", null, (a, errno) ->
-                    (long) PREAD.invokeExact(errno, fd, buf, (long) length, offset));
-            MemorySegment.copy(buf, JAVA_BYTE, 0, dst, 0, (int) n);
-            return (int) n;
+        if (length > ReadScratch.SIZE) {
+            try (Arena arena = Arena.ofConfined()) {
+                MemorySegment buf = arena.allocate(Math.max(1, length));
+                long n = call("pread", null, (a, errno) ->
+                        (long) PREAD.invokeExact(errno, fd, buf, (long) length, offset));
+                MemorySegment.copy(buf, JAVA_BYTE, 0, dst, 0, (int) n);
+                return (int) n;
+            }
         }
+        // The common small read (a page of a cache, an ELF header) allocates nothing: a scan of
+        // a large file makes a million of them.
+        ReadScratch scratch = READ_SCRATCH.get();
+        long n;
+        try {
+            n = (long) PREAD.invokeExact(scratch.errno, fd, scratch.buffer, (long) length, offset);
+        } catch (Throwable t) {
+            throw new IllegalStateException("pread: native call failed", t);
+        }
+        if (n < 0) {
+            throw new ErrnoException("pread", null, (int) ERRNO.get(scratch.errno, 0L));
+        }
+        MemorySegment.copy(scratch.buffer, JAVA_BYTE, 0, dst, 0, (int) n);
+        return (int) n;
     }
+
+    /** Per thread, for {@link #pread}: off-heap, freed with the thread (Arena.ofAuto). */
+    private static final class ReadScratch {
+        static final int SIZE = 16 * 1024;
+        final MemorySegment buffer = Arena.ofAuto().allocate(SIZE, 8);
+        final MemorySegment errno = Arena.ofAuto().allocate(Linker.Option.captureStateLayout());
+    }
+
+    private static final ThreadLocal<ReadScratch> READ_SCRATCH = ThreadLocal.withInitial(ReadScratch::new);
 
     /**
      * Every entry of an open directory (except {@code .} and {@code ..}). A hostile container can
@@ -286,6 +317,23 @@ public final class Libc {
      */
     public static List<RawDirent> readDirectory(int dirfd, int maxEntries) throws ErrnoException {
         List<RawDirent> entries = new ArrayList<>();
+        forEachEntry(dirfd, maxEntries, (name, type) -> entries.add(new RawDirent(name, type)));
+        return entries;
+    }
+
+    /** Sees one directory entry: its name and DT_* type. */
+    @FunctionalInterface
+    public interface DirentVisitor {
+        void visit(String name, int type);
+    }
+
+    /**
+     * Hands every entry of an open directory (except {@code .} and {@code ..}) to {@code visitor}
+     * as getdents64 returns them, keeping none: a directory of any size costs one buffer. Past
+     * {@code maxEntries} this fails with EFBIG.
+     */
+    public static void forEachEntry(int dirfd, int maxEntries, DirentVisitor visitor) throws ErrnoException {
+        int seen = 0;
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buf = arena.allocate(DIRENT_BUFFER, 8);
             long n;
@@ -296,10 +344,10 @@ public final class Libc {
                     int type = Byte.toUnsignedInt(buf.get(JAVA_BYTE, pos + 18));
                     String name = buf.getString(pos + 19, NAMES);
                     if (!name.equals(".") && !name.equals("..")) {
-                        if (entries.size() >= maxEntries) {
+                        if (seen++ >= maxEntries) {
                             throw new ErrnoException("getdents64", "(more than " + maxEntries + " entries)", Errno.EFBIG);
                         }
-                        entries.add(new RawDirent(name, type));
+                        visitor.visit(name, type);
                     }
                     if (reclen == 0) {
                         throw new ErrnoException("getdents64", "(corrupt record)", Errno.EIO);
@@ -307,7 +355,6 @@ public final class Libc {
                     pos += reclen;
                 }
             }
-            return entries;
         }
     }
 

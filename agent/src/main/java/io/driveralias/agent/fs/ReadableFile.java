@@ -52,8 +52,13 @@ public final class ReadableFile implements ByteSource, AutoCloseable {
 
     @Override
     public void readFully(long position, byte[] dst, int length) throws IOException {
-        if (position < 0 || length < 0 || position > size() - length) {
-            throw new EOFException("read of " + length + " bytes at " + position + " past the end (" + size() + ")");
+        readFully(fd, size(), position, dst, length);
+    }
+
+    /** pread(2) until {@code length} bytes at {@code position} of a file of {@code size} bytes are in {@code dst}. */
+    static void readFully(int fd, long size, long position, byte[] dst, int length) throws IOException {
+        if (position < 0 || length < 0 || position > size - length) {
+            throw new EOFException("read of " + length + " bytes at " + position + " past the end (" + size + ")");
         }
         int done = 0;
         while (done < length) {

@@ -68,6 +68,8 @@ public final class RootFs implements AutoCloseable {
         Libc.close(rootFd);
     }
 
+    private static final String TEMPORARY_MARK = ".driver-alias-";
+    private static final java.util.regex.Pattern RANDOM = java.util.regex.Pattern.compile("[0-9a-f]{1,16}");
     private static final java.util.regex.Pattern TEMPORARY =
             java.util.regex.Pattern.compile("\\.(?:.*\\.)?driver-alias-[0-9a-f]{1,16}");
 
@@ -76,9 +78,19 @@ public final class RootFs implements AutoCloseable {
         return TEMPORARY.matcher(name).matches();
     }
 
+    /** Exactly a name {@link #temporaryName} makes for {@code name}. */
+    public static boolean isTemporaryNameOf(String candidate, String name) {
+        int cut = candidate.lastIndexOf(TEMPORARY_MARK);
+        if (cut < 0 || !RANDOM.matcher(candidate.substring(cut + TEMPORARY_MARK.length())).matches()) {
+            return false;
+        }
+        String head = candidate.substring(0, cut);
+        return head.equals("." + name) || (head.isEmpty() && ("." + name + candidate).length() > 255);
+    }
+
     /** A name for a temporary link that no container can predict. */
     public static String temporaryName(String alias) {
-        String suffix = ".driver-alias-" + Long.toHexString(ThreadLocalRandom.current().nextLong());
+        String suffix = TEMPORARY_MARK + Long.toHexString(ThreadLocalRandom.current().nextLong());
         String name = "." + alias + suffix;
         return name.length() <= 255 ? name : suffix;
     }

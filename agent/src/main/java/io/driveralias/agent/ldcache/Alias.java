@@ -24,7 +24,7 @@ public record Alias(String directory, String soname, OptionalInt flags) {
 
     /** Names travel as ISO-8859-1 (one char per byte, as fs/Libc does); NUL ends a C string. */
     private static boolean isByteString(String s) {
-        return s.length() <= LdCacheCodec.MAX_STRING && s.chars().allMatch(c -> c > 0 && c <= 0xff);
+        return s.length() <= CacheFormat.MAX_STRING && s.chars().allMatch(c -> c > 0 && c <= 0xff);
     }
 
     public static Alias of(String directory, String soname) {

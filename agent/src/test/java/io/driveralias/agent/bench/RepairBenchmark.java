@@ -77,24 +77,6 @@ public class RepairBenchmark {
      * measures what is deployed.
      */
     public static String daemonSetJvmOptions() {
-        try {
-            String manifest = Files.readString(Path.of("..", "k8s", "base", "040-daemonset.yaml"));
-            java.util.regex.Matcher limit = java.util.regex.Pattern
-                    .compile("limits:\\s+memory: (\\d+)Mi").matcher(manifest);
-            if (!limit.find()) {
-                throw new AssertionError("the memory limit not found in k8s/base/040-daemonset.yaml");
-            }
-            StringBuilder options = new StringBuilder("-XX:MaxRAM=" + limit.group(1) + "m");
-            // An argument file's syntax as the launcher reads it: # starts a comment, words split on blanks.
-            for (String line : Files.readAllLines(Path.of("image", "jvm.options"))) {
-                String words = line.replaceFirst("#.*", "").trim();
-                if (!words.isEmpty()) {
-                    options.append(' ').append(words);
-                }
-            }
-            return options.toString();
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
+        return String.join(" ", io.driveralias.agent.testing.ShippedJvm.commandLineOptions());
     }
 }

@@ -22,9 +22,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Mutated real caches (ldconfig's three layouts and this host's cache) from fixed seeds: the
- * codec either refuses with its own exception or accepts something it can write back and
- * read again unchanged; and it is fast whatever the bytes claim.
+ * Mutated real caches (ldconfig's three layouts and this host's cache) and generated ones, from
+ * fixed seeds: the reader either refuses with its own exception or accepts something the
+ * agent's streaming update rewrites into exactly what the whole-file oracle makes of it (or
+ * refuses, for a reason of its own); and it is fast whatever the bytes claim.
  */
 class LdCacheCodecFuzzTest {
 
@@ -36,10 +37,17 @@ class LdCacheCodecFuzzTest {
     private static final List<byte[]> SEEDS = new ArrayList<>();
     private static final AtomicInteger ACCEPTED = new AtomicInteger();
     private static final AtomicInteger REFUSED = new AtomicInteger();
+    private static final AtomicInteger REWRITTEN = new AtomicInteger();
+    private static final AtomicInteger REWRITE_REFUSED = new AtomicInteger();
+    private static final AtomicInteger GENERATED = new AtomicInteger();
+    private static final AtomicInteger LISTED_BY_GLIBC = new AtomicInteger();
 
     @AfterAll
     static void tally() {
-        System.out.println("fuzz: " + ACCEPTED.get() + " mutants accepted and round-tripped, " + REFUSED.get() + " refused");
+        System.out.println("fuzz: " + ACCEPTED.get() + " mutants accepted and round-tripped, " + REFUSED.get() + " refused; "
+                + REWRITTEN.get() + " updates streamed as the oracle makes them, " + REWRITE_REFUSED.get() + " refused by both; "
+                + GENERATED.get() + " generated caches updated as the oracle does, " + LISTED_BY_GLIBC.get()
+                + " of them listed alike by ldconfig -p");
     }
 
     @BeforeAll
@@ -57,12 +65,12 @@ class LdCacheCodecFuzzTest {
         long start = System.nanoTime();
         for (int i = 0; i < MUTANTS_PER_REPETITION; i++) {
             byte[] seed = SEEDS.get(random.nextInt(SEEDS.size()));
-            check(mutate(seed, random));
+            check(mutate(seed, random), random);
         }
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(2));
     }
 
-    private static void check(byte[] input) {
+    private static void check(byte[] input, Random random) {
         LdCache cache;
         try {
             cache = LdCacheCodec.parse(input);
@@ -71,10 +79,10 @@ class LdCacheCodecFuzzTest {
             return;
         }
         ACCEPTED.incrementAndGet();
+        List<Alias> aliases = aliases(cache, random);
         byte[] written;
         try {
-            written = LdCacheCodec.serialize(cache.withAliases(List.of(
-                    Alias.of("/opt/driver/lib", "libnvtest.so.1").withFlags(0x0303))));
+            written = LdCacheCodec.serialize(cache.withAliases(aliases));
         } catch (LdCacheFormatException refused) {
             return; // e.g. an old-layout cache cannot take hwcap entries
         }
@@ -82,12 +90,48 @@ class LdCacheCodecFuzzTest {
         try {
             again = LdCacheCodec.parse(written);
         } catch (LdCacheFormatException e) {
-            throw new AssertionError("the codec wrote a cache it cannot read: " + e.getMessage(), e);
+            // Only a cache whose keys the loader's comparison cannot order (digit runs that
+            // overflow) sorts wrongly around a new entry; the streaming update must refuse it too.
+            assertThatThrownBy(() -> LdCacheCodec.rewrite(input, aliases)).isInstanceOf(LdCacheFormatException.class);
+            REWRITE_REFUSED.incrementAndGet();
+            return;
         }
-        assertThat(again.entries()).contains(new CacheEntry(0x0303, "libnvtest.so.1", "/opt/driver/lib/libnvtest.so.1", 0, 0));
         assertThat(again.layout()).isEqualTo(cache.layout());
         assertThat(again.hwcapsSubdirectories()).isEqualTo(cache.hwcapsSubdirectories());
         assertThat(again.generator()).isEqualTo(cache.generator());
+        assertThat(again.isCurrent(aliases)).isTrue();
+        assertStreamedLikeTheOracle(input, aliases, again);
+    }
+
+    /** The agent's streaming update of {@code input} reads back as {@code expected}, entry for entry. */
+    private static void assertStreamedLikeTheOracle(byte[] input, List<Alias> aliases, LdCache expected) {
+        byte[] streamed;
+        try {
+            streamed = LdCacheCodec.rewrite(input, aliases);
+        } catch (LdCacheFormatException e) {
+            throw new AssertionError("the streaming update refused what the oracle wrote: " + e.getMessage(), e);
+        }
+        try {
+            assertThat(LdCacheCodec.parse(streamed)).isEqualTo(expected);
+        } catch (LdCacheFormatException e) {
+            throw new AssertionError("the streaming update wrote a cache it cannot read: " + e.getMessage(), e);
+        }
+        REWRITTEN.incrementAndGet();
+    }
+
+    /** A new alias, or one with the SONAME and directory of an existing entry (to be replaced). */
+    private static List<Alias> aliases(LdCache cache, Random random) {
+        Alias fresh = Alias.of("/opt/driver/lib", "libnvtest.so.1").withFlags(0x0303);
+        if (cache.entries().isEmpty() || random.nextBoolean()) {
+            return List.of(fresh);
+        }
+        CacheEntry e = cache.entries().get(random.nextInt(cache.entries().size()));
+        int[] flags = {e.flags(), 0x0303, 0x0003};
+        try {
+            return List.of(Alias.of(e.directory(), e.key()).withFlags(flags[random.nextInt(flags.length)]), fresh);
+        } catch (IllegalArgumentException notAName) {
+            return List.of(fresh);
+        }
     }
 
     private static byte[] mutate(byte[] seed, Random random) {
@@ -131,6 +175,70 @@ class LdCacheCodecFuzzTest {
         return b;
     }
 
+    private static final String[] STEMS = {"libcuda", "libnvidia-ml", "liba", "libz9", "libz10", "libc", "libx"};
+    private static final String[] DIRECTORIES = {"/", "/lib", "/usr/lib/x86_64-linux-gnu", "/opt/driver/lib",
+        "/usr/local/cuda/compat"};
+    private static final int[] FLAGS = {0x0303, 0x0003, 0x0803, 0x0a03};
+
+    @RepeatedTest(60)
+    void aGeneratedCacheIsUpdatedAsTheOracleDoesIt(RepetitionInfo repetition) throws Exception {
+        Random random = new Random(0x9e4e7a7edL + repetition.getCurrentRepetition());
+        CacheLayout layout = CacheLayout.values()[random.nextInt(3)];
+        LdCache cache = generate(random, layout);
+        byte[] input = LdCacheCodec.serialize(cache);
+        List<Alias> aliases = new ArrayList<>();
+        for (int n = 1 + random.nextInt(4); n > 0; n--) {
+            aliases.add(Alias.of(DIRECTORIES[random.nextInt(DIRECTORIES.length)], soname(random))
+                    .withFlags(FLAGS[random.nextInt(FLAGS.length)]));
+        }
+        LdCache expected = cache.withAliases(aliases);
+
+        assertStreamedLikeTheOracle(input, aliases, expected);
+        GENERATED.incrementAndGet();
+        if (repetition.getCurrentRepetition() % 4 == 0) { // glibc's own reader, on a sample (a process each)
+            Path ours = Files.write(tmp.resolve("streamed-" + repetition.getCurrentRepetition()),
+                    LdCacheCodec.rewrite(input, aliases));
+            Path oracle = Files.write(tmp.resolve("oracle-" + repetition.getCurrentRepetition()),
+                    LdCacheCodec.serialize(expected));
+            assertThat(listing(ours)).containsExactlyElementsOf(listing(oracle));
+            LISTED_BY_GLIBC.incrementAndGet();
+        }
+    }
+
+    /** ldconfig -p without its first line (it names the file) and, for compat files, the hwcap names glibc misreads there. */
+    private static List<String> listing(Path cache) {
+        return LoaderRoot.printCache(cache).lines().skip(1).map(l -> l.replaceAll("hwcap: \"[^\"\n]*\"", "hwcap: ?")).toList();
+    }
+
+    private static String soname(Random random) {
+        return STEMS[random.nextInt(STEMS.length)] + ".so." + random.nextInt(12) + (random.nextInt(4) == 0 ? ".0" : "");
+    }
+
+    /** Keys that sort with digits, equal keys in several directories and ABIs, glibc-hwcaps and legacy hwcap entries. */
+    private static LdCache generate(Random random, CacheLayout layout) {
+        boolean extension = layout != CacheLayout.OLD;
+        List<String> hwcaps = extension && random.nextBoolean() ? List.of("x86-64-v2", "x86-64-v3") : List.of();
+        List<CacheEntry> entries = new ArrayList<>();
+        for (int n = random.nextInt(300); n > 0; n--) {
+            String key = soname(random);
+            String directory = DIRECTORIES[random.nextInt(DIRECTORIES.length)];
+            long hwcap = 0;
+            if (!hwcaps.isEmpty() && random.nextInt(8) == 0) {
+                int index = random.nextInt(hwcaps.size());
+                hwcap = CacheFormat.HWCAP_EXTENSION | index;
+                directory = directory + "/glibc-hwcaps/" + hwcaps.get(index);
+            } else if (extension && random.nextInt(16) == 0) {
+                hwcap = 1L << random.nextInt(20); // a legacy hwcap subdirectory (tls, sse2, ...)
+            }
+            entries.add(new CacheEntry(FLAGS[random.nextInt(FLAGS.length)], key,
+                    (directory.equals("/") ? "" : directory) + "/" + key, extension ? random.nextInt(3) : 0, hwcap));
+        }
+        entries.sort((a, b) -> LoaderOrder.libcmp(b.key(), a.key()));
+        java.util.Optional<String> generator = extension && random.nextBoolean()
+                ? java.util.Optional.of("ldconfig (GNU libc) fuzz " + random.nextInt(100)) : java.util.Optional.empty();
+        return new LdCache(layout, entries, hwcaps, generator, List.of());
+    }
+
     @Test
     void hugeCountsAndOffsetsAreRefusedNotFollowed() {
         byte[] header = newHeader(0xffff_ffff, 0);
@@ -155,7 +263,7 @@ class LdCacheCodecFuzzTest {
     void aFileOfUnterminatedStringsCostsAtMostABoundedScan() {
         // 16 MiB of 4,000-byte strings, and 600,000 entries each pointing into one at a new place.
         int count = 600_000;
-        byte[] file = new byte[LdCacheCodec.MAX_CACHE_BYTES];
+        byte[] file = new byte[CacheFormat.MAX_CACHE_BYTES];
         System.arraycopy(newHeader(count, 0), 0, file, 0, 48);
         int strings = 48 + count * 24;
         Arrays.fill(file, strings, file.length, (byte) 'x');

@@ -15,7 +15,10 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** The codec against glibc's own ldconfig (writer) and ld.so (reader) on this machine. */
+/**
+ * The agent's streaming update against glibc's own ldconfig (writer) and ld.so (reader) on this
+ * machine, and against the whole-file codec (the oracle).
+ */
 class LdCacheCodecTest {
 
     @TempDir
@@ -33,9 +36,9 @@ class LdCacheCodecTest {
         assertThat(cache.layout()).isEqualTo(layout);
         OptionalInt flags = cache.flagsOfDirectory(LoaderRoot.LIB_DIR);
         assertThat(flags).hasValue(LoaderFlags.FLAG_ELF_LIBC6 | LoaderFlags.FLAG_X8664_LIB64);
-        LdCache updated = cache.withAliases(List.of(
-                Alias.of(LoaderRoot.DRIVER_DIR, LoaderRoot.SONAME).withFlags(flags.getAsInt())));
-        byte[] bytes = LdCacheCodec.serialize(updated);
+        List<Alias> aliases = List.of(Alias.of(LoaderRoot.DRIVER_DIR, LoaderRoot.SONAME).withFlags(flags.getAsInt()));
+        LdCache updated = cache.withAliases(aliases);
+        byte[] bytes = LdCacheCodec.rewrite(Files.readAllBytes(root.cacheFile()), aliases);
         Files.write(root.cacheFile(), bytes);
 
         assertThat(new String(bytes, 0, 11, StandardCharsets.ISO_8859_1))
@@ -48,6 +51,31 @@ class LdCacheCodecTest {
         assertThat(LdCacheCodec.parse(bytes)).isEqualTo(updated);
         assertThat(updated.contains(LoaderRoot.DRIVER_DIR, LoaderRoot.SONAME)).isTrue();
         assertThat(cache.contains(LoaderRoot.DRIVER_DIR, LoaderRoot.SONAME)).isFalse();
+    }
+
+    @ParameterizedTest(name = "ldconfig -c {0}")
+    @CsvSource({"new", "compat", "old"})
+    void theUpdatedCacheListsExactlyWhatLdconfigWouldHaveMade(String format) throws Exception {
+        LoaderRoot root = LoaderRoot.create(tmp.resolve("root"), format);
+        byte[] without = Files.readAllBytes(root.cacheFile());
+        // What ldconfig itself makes once the driver's directory is configured.
+        Files.writeString(root.root.resolve("etc/ld.so.conf"), LoaderRoot.LIB_DIR + "\n" + LoaderRoot.DRIVER_DIR + "\n");
+        Processes.check(List.of("ldconfig", "-X", "-c", format, "-r", root.root.toString()));
+        Path byLdconfig = Files.copy(root.cacheFile(), tmp.resolve("by-ldconfig"));
+
+        Path byAgent = Files.write(tmp.resolve("by-agent"), LdCacheCodec.rewrite(without,
+                List.of(Alias.of(LoaderRoot.DRIVER_DIR, LoaderRoot.SONAME))));
+
+        List<String> expected = LoaderRoot.printCache(byLdconfig).lines().toList();
+        List<String> actual = LoaderRoot.printCache(byAgent).lines().toList();
+        assertThat(actual.getFirst()).startsWith(expected.getFirst().substring(0, expected.getFirst().indexOf(" found")));
+        if (format.equals("compat")) { // see aRealCacheWrittenBackUnchangedListsTheSameForGlibc
+            assertThat(actual.stream().skip(1).map(LdCacheCodecTest::withoutHwcapNames))
+                    .containsExactlyElementsOf(expected.stream().skip(1).map(LdCacheCodecTest::withoutHwcapNames).toList());
+        } else {
+            assertThat(actual.subList(1, actual.size())).containsExactlyElementsOf(expected.subList(1, expected.size()));
+        }
+        assertThat(actual).anyMatch(l -> l.contains(LoaderRoot.SONAME + " (libc6,x86-64) => " + LoaderRoot.DRIVER_DIR));
     }
 
     @ParameterizedTest(name = "ldconfig -c {0}")
@@ -138,6 +166,13 @@ class LdCacheCodecTest {
         assertThat(fixed.resolve("libnvtest.so.1", flags)).hasValue("/usr/local/cuda/compat/libnvtest.so.1");
         // Still in the loader's order: parsing checks it.
         assertThat(LdCacheCodec.parse(LdCacheCodec.serialize(fixed))).isEqualTo(fixed);
+
+        // The streaming update makes the same cache, from the file.
+        byte[] streamed = LdCacheCodec.rewrite(LdCacheCodec.rewrite(Files.readAllBytes(root.cacheFile()), List.of(
+                Alias.of("/usr/local/cuda/compat", "libnvtest.so.1").withFlags(flags),
+                Alias.of(LoaderRoot.DRIVER_DIR, "libnvtest.so.1").withFlags(0x0003))),
+                List.of(Alias.of(LoaderRoot.DRIVER_DIR, "libnvtest.so.1").withFlags(flags)));
+        assertThat(LdCacheCodec.parse(streamed)).isEqualTo(fixed);
     }
 
     @Test
@@ -145,7 +180,7 @@ class LdCacheCodecTest {
         assertThatThrownBy(() -> LdCacheCodec.parse(new byte[0])).isInstanceOf(LdCacheFormatException.class);
         assertThatThrownBy(() -> LdCacheCodec.parse("hello, world".getBytes(StandardCharsets.US_ASCII)))
                 .isInstanceOf(LdCacheFormatException.class).hasMessageContaining("magic");
-        assertThatThrownBy(() -> LdCacheCodec.parse(new byte[LdCacheCodec.MAX_CACHE_BYTES + 1]))
+        assertThatThrownBy(() -> LdCacheCodec.parse(new byte[CacheFormat.MAX_CACHE_BYTES + 1]))
                 .isInstanceOf(LdCacheFormatException.class).hasMessageContaining("at most");
     }
 

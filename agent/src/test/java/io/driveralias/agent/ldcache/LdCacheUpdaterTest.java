@@ -9,6 +9,7 @@ import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.fs.Directory;
 import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
+import io.driveralias.agent.fs.NewFile;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.fs.RootFs;
 import io.driveralias.agent.ldcache.LdCacheUpdate.Outcome;
@@ -107,7 +108,7 @@ class LdCacheUpdaterTest {
         assertThat(loaderRoot.runProbe().output()).isEqualTo("probe 42\n");
         assertThat(Files.getAttribute(cache, "unix:uid")).isEqualTo(1234);
         assertThat(Files.getAttribute(cache, "unix:gid")).isEqualTo(5678);
-        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(cache))).isEqualTo("rw-r--r--");
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(cache))).isEqualTo("rw-------");
         assertThat(etcNames()).containsExactly("ld.so.cache", "ld.so.conf");
         assertThat(updater.update(rootFs(), driver).outcome()).isEqualTo(Outcome.ALREADY_CURRENT);
         assertThat(updater.check(rootFs(), driver).outcome()).isEqualTo(Outcome.ALREADY_CURRENT);
@@ -305,13 +306,114 @@ class LdCacheUpdaterTest {
     }
 
     @Test
+    void aHardLinkedCacheIsReplacedAndItsOtherLinkKeepsTheOldContent() throws Exception {
+        Path cache = hostCacheCopyIn(etc);
+        Path other = Files.createLink(etc.resolve("ld.so.cache.orig"), cache);
+        byte[] before = Files.readAllBytes(cache);
+
+        LdCacheUpdate update = updater.update(rootFs(), aliases);
+
+        assertThat(update.outcome()).as(update.message()).isEqualTo(Outcome.UPDATED);
+        assertThat(LoaderRoot.printCache(cache)).contains("libcuda.so.1 (libc6,x86-64) => " + HOST_LIB_DIR + "/libcuda.so.1");
+        assertThat(Files.readAllBytes(other)).isEqualTo(before);
+        assertThat(Files.getAttribute(other, "unix:nlink")).isEqualTo(1);
+        assertThat(etcNames()).containsExactly("ld.so.cache", "ld.so.cache.orig");
+    }
+
+    /**
+     * Docker's overlay2 (index=off): renaming over a lower-layer file with several links copies
+     * it up under a new inode number, which made every update fail with EEXIST ("changed
+     * meanwhile") and retry forever.
+     */
+    @Test
+    void aHardLinkedCacheInALowerOverlayLayerIsReplaced() throws Exception {
+        assumeTrue(Processes.isRoot(), "mounts need root; .ci/run runs the tests as root");
+        Path lower = tmp.resolve("lower");
+        Path lowerCache = hostCacheCopyIn(lower.resolve("etc"));
+        Files.createLink(lower.resolve("etc/ld.so.cache.orig"), lowerCache);
+        byte[] before = Files.readAllBytes(lowerCache);
+        Path upper = Files.createDirectories(tmp.resolve("upper"));
+        Path work = Files.createDirectories(tmp.resolve("work"));
+        Processes.check(List.of("mount", "-t", "overlay", "overlay", "-o",
+                "lowerdir=" + lower + ",upperdir=" + upper + ",workdir=" + work, root.toString()));
+        try {
+            LdCacheUpdate update = updater.update(rootFs(), aliases);
+
+            assertThat(update.outcome()).as(update.message()).isEqualTo(Outcome.UPDATED);
+            assertThat(LoaderRoot.printCache(etc.resolve("ld.so.cache")))
+                    .contains("libcuda.so.1 (libc6,x86-64) => " + HOST_LIB_DIR + "/libcuda.so.1");
+            assertThat(Files.readAllBytes(etc.resolve("ld.so.cache.orig"))).isEqualTo(before);
+            assertThat(etcNames()).containsExactly("ld.so.cache", "ld.so.cache.orig");
+            assertThat(updater.update(rootFs(), aliases).outcome()).isEqualTo(Outcome.ALREADY_CURRENT);
+        } finally {
+            rootFs.close();
+            rootFs = null;
+            Processes.check(List.of("umount", root.toString()));
+        }
+        assertThat(Files.readAllBytes(lowerCache)).isEqualTo(before);
+    }
+
+    @Test
+    void leftoverTemporariesOfTheCacheAreRemovedAndNothingElse() throws Exception {
+        Path cache = hostCacheCopyIn(etc);
+        Path hostFile = hostCacheCopyIn(tmp.resolve("host"));
+        Files.writeString(etc.resolve(".ld.so.cache.driver-alias-1a2b3c"), "half a cache");
+        Files.writeString(etc.resolve(".ld.so.cache.driver-alias-0123456789abcdef"), "");
+        Files.createSymbolicLink(etc.resolve(".ld.so.cache.driver-alias-dead"), hostFile);
+        Files.createDirectories(etc.resolve(".ld.so.cache.driver-alias-beef"));
+        Files.writeString(etc.resolve(".ld.so.cache.driver-alias-xyz"), "not the agent's pattern");
+        Files.writeString(etc.resolve(".ld.so.cache.driver-alias-0123456789abcdef0"), "too long a suffix");
+        Files.writeString(etc.resolve(".passwd.driver-alias-12"), "another file's");
+        Files.writeString(etc.resolve("ld.so.cache.driver-alias-12"), "no leading dot");
+        List<String> others = List.of(".ld.so.cache.driver-alias-0123456789abcdef0", ".ld.so.cache.driver-alias-beef",
+                ".ld.so.cache.driver-alias-dead", ".ld.so.cache.driver-alias-xyz", ".passwd.driver-alias-12", "ld.so.cache",
+                "ld.so.cache.driver-alias-12");
+
+        assertThat(updater.check(rootFs(), aliases).outcome()).isEqualTo(Outcome.STALE);
+        assertThat(etcNames()).hasSize(others.size() + 2); // a check writes nothing, removes nothing
+
+        assertThat(updater.update(rootFs(), aliases).outcome()).isEqualTo(Outcome.UPDATED);
+
+        assertThat(etcNames()).containsExactlyElementsOf(others);
+        assertThat(Files.isSymbolicLink(etc.resolve(".ld.so.cache.driver-alias-dead"))).isTrue();
+        assertThat(Files.readAllBytes(hostFile)).isEqualTo(Files.readAllBytes(HOST_CACHE));
+        // Also when there is nothing to write.
+        Files.writeString(etc.resolve(".ld.so.cache.driver-alias-77"), "");
+        assertThat(updater.update(rootFs(), aliases).outcome()).isEqualTo(Outcome.ALREADY_CURRENT);
+        assertThat(etcNames()).containsExactlyElementsOf(others);
+        assertThat(cache).exists();
+    }
+
+    @Test
+    void aCacheTheUpdateWouldPushPastTheCapIsLeftExactlyAsItIs() throws Exception {
+        Files.createDirectories(etc);
+        // Valid for glibc (one entry, then bytes nothing points at), 16 bytes short of the cap.
+        byte[] big = new byte[CacheFormat.MAX_CACHE_BYTES - 16];
+        java.nio.ByteBuffer.wrap(big).order(java.nio.ByteOrder.LITTLE_ENDIAN).put(CacheFormat.NEW_MAGIC).putInt(1).putInt(64)
+                .put((byte) CacheFormat.ENDIAN_LITTLE).put(new byte[3]).putInt(0).put(new byte[12])
+                .putInt(0x0303).putInt(72 + 22).putInt(72).putInt(0).putLong(0)
+                .put((HOST_LIB_DIR + "/libc.so.6\0").getBytes(java.nio.charset.StandardCharsets.ISO_8859_1));
+        Path cache = Files.write(etc.resolve("ld.so.cache"), big);
+        assertThat(LoaderRoot.printCache(cache)).contains("libc.so.6 (libc6,x86-64) => " + HOST_LIB_DIR + "/libc.so.6");
+
+        LdCacheUpdate update = updater.update(rootFs(), aliases);
+
+        assertThat(update.outcome()).isEqualTo(Outcome.FAILED);
+        assertThat(update.reason()).hasValue(FailureReason.IO);
+        assertThat(update.message()).contains("left as it is", "would be", "at most " + CacheFormat.MAX_CACHE_BYTES);
+        assertThat(Files.readAllBytes(cache)).isEqualTo(big);
+        assertThat(etcNames()).containsExactly("ld.so.cache");
+    }
+
+    @Test
     void aCacheChangedMeanwhileIsPutBackNotOverwritten() throws Exception {
         Path cache = hostCacheCopyIn(etc);
         Files.writeString(etc.resolve("other"), "x");
-        try (Directory dir = rootFs().openDirectory("/etc", true)) {
+        try (Directory dir = rootFs().openDirectory("/etc", true); NewFile out = dir.newFile("ld.so.cache")) {
             var staleView = dir.statEntry("other"); // what the agent read is not what is there now
+            out.write(new byte[] {1, 2, 3}, 3);
 
-            assertThatThrownBy(() -> dir.replaceFile("ld.so.cache", new byte[] {1, 2, 3}, 0644, 0, 0, staleView))
+            assertThatThrownBy(() -> out.replace(staleView, null, 0644, 0, 0))
                     .isInstanceOfSatisfying(ErrnoException.class, e -> assertThat(e.is(Errno.EEXIST)).isTrue());
         }
         assertThat(Files.readAllBytes(cache)).isEqualTo(Files.readAllBytes(HOST_CACHE));

@@ -94,6 +94,20 @@ public final class DaemonSetAgent {
         return agent.getArgs() == null ? List.of() : List.copyOf(agent.getArgs());
     }
 
+    /** The literal value of an environment variable of the agent container; empty if it has none. */
+    public java.util.Optional<String> environmentValue(String name) {
+        return (agent.getEnv() == null ? List.<EnvVar>of() : agent.getEnv()).stream()
+                .filter(e -> e.getName().equals(name) && e.getValueFrom() == null)
+                .map(e -> e.getValue() == null ? "" : e.getValue()).findFirst();
+    }
+
+    /** The container's memory limit in bytes, if it has one. */
+    public java.util.OptionalLong memoryLimitBytes() {
+        Map<String, Quantity> limits = agent.getResources() == null ? null : agent.getResources().getLimits();
+        return limits == null || !limits.containsKey("memory") ? java.util.OptionalLong.empty()
+                : java.util.OptionalLong.of(Quantity.getAmountInBytes(limits.get("memory")).longValueExact());
+    }
+
     /** How long the kubelet waits after SIGTERM, for {@code docker stop -t}. */
     public long terminationGraceSeconds() {
         return pod.getTerminationGracePeriodSeconds() == null ? 30 : pod.getTerminationGracePeriodSeconds();

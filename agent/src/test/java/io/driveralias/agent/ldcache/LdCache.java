@@ -9,15 +9,13 @@ import java.util.Optional;
 import java.util.OptionalInt;
 
 /**
- * A loader cache as the agent understands it: entries in the loader's order, the glibc-hwcaps
+ * A loader cache held whole, for tests (the agent streams instead): the oracle the streaming
+ * update is compared with. A loader cache as the agent understands it: entries in the loader's order, the glibc-hwcaps
  * subdirectory names that extension entries index, and the generator string. Anything the
  * file held beyond that is listed in {@code dropped} with the reason it could not be kept.
  */
-public record LdCache(CacheLayout layout, List<CacheEntry> entries, List<String> hwcapsSubdirectories,
+record LdCache(CacheLayout layout, List<CacheEntry> entries, List<String> hwcapsSubdirectories,
                       Optional<String> generator, List<String> dropped) {
-
-    /** More aliases than any driver has; a bound on the work one update can ask for. */
-    static final int MAX_ALIASES = 4096;
 
     public LdCache {
         entries = List.copyOf(entries);
@@ -99,8 +97,8 @@ public record LdCache(CacheLayout layout, List<CacheEntry> entries, List<String>
      * @throws IllegalArgumentException if an alias has no flags or there are too many
      */
     public LdCache withAliases(List<Alias> aliases) {
-        if (aliases.size() > MAX_ALIASES) {
-            throw new IllegalArgumentException(aliases.size() + " aliases (at most " + MAX_ALIASES + ")");
+        if (aliases.size() > CacheFormat.MAX_ALIASES) {
+            throw new IllegalArgumentException(aliases.size() + " aliases (at most " + CacheFormat.MAX_ALIASES + ")");
         }
         Map<String, Alias> byPath = new LinkedHashMap<>();
         for (Alias alias : aliases) {
@@ -145,7 +143,7 @@ public record LdCache(CacheLayout layout, List<CacheEntry> entries, List<String>
                 hi = mid;
             }
         }
-        while (lo < sorted.size() && !LoaderOrder.belongsAfter(sorted.get(lo), key, flags)) {
+        while (lo < sorted.size() && !LoaderOrder.belongsAfter(LoaderOrder.libcmp(sorted.get(lo).key(), key), sorted.get(lo).flags(), flags)) {
             lo++;
         }
         return lo;

@@ -7,13 +7,10 @@ package io.driveralias.agent.ldcache;
  * glibc-hwcaps subdirectory by its index in {@link LdCache#hwcapsSubdirectories()}.
  * Strings are ISO-8859-1, one char per byte, so any byte string survives a round trip.
  */
-public record CacheEntry(int flags, String key, String value, int osVersion, long hwcap) {
+record CacheEntry(int flags, String key, String value, int osVersion, long hwcap) {
 
-    /** glibc's DL_CACHE_HWCAP_EXTENSION: the entry lives in a glibc-hwcaps subdirectory. */
-    static final long HWCAP_EXTENSION = 1L << 62;
-
-    public boolean isHwcapsSubdirectoryEntry() {
-        return ((hwcap >>> 32) & ~0xffL) == (HWCAP_EXTENSION >>> 32);
+    boolean isHwcapsSubdirectoryEntry() {
+        return CacheFormat.isHwcapsSubdirectoryEntry(hwcap);
     }
 
     /** The directory of {@code value}: everything before its last slash. */
