@@ -1,5 +1,7 @@
 package io.driveralias.agent.ldcache;
 
+import io.driveralias.agent.fs.Directory;
+import io.driveralias.agent.fs.ReadableFile;
 import io.driveralias.agent.fs.RootFs;
 import io.driveralias.agent.repair.LoaderCache;
 import java.util.List;
@@ -11,8 +13,20 @@ public final class LdSoCache implements LoaderCache {
 
     @Override
     public Result refresh(RootFs root, List<Entry> entries, boolean apply) {
-        List<Alias> aliases = entries.stream().map(e -> Alias.of(e.directory(), e.soname())).toList();
-        LdCacheUpdate update = apply ? updater.update(root, aliases) : updater.check(root, aliases);
+        List<Alias> aliases = aliases(entries);
+        return result(apply ? updater.update(root, aliases) : updater.check(root, aliases));
+    }
+
+    @Override
+    public Result seed(ReadableFile current, Directory etc, List<Entry> entries) {
+        return result(updater.seed(current, etc, aliases(entries)));
+    }
+
+    private static List<Alias> aliases(List<Entry> entries) {
+        return entries.stream().map(e -> Alias.of(e.directory(), e.soname())).toList();
+    }
+
+    private static Result result(LdCacheUpdate update) {
         return switch (update.outcome()) {
             case UPDATED -> Result.of(Status.UPDATED);
             case ALREADY_CURRENT -> Result.of(Status.CURRENT);

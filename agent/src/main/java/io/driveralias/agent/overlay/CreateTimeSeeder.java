@@ -192,10 +192,15 @@ public final class CreateTimeSeeder {
                 dir.ifPresent(MergedDirectory::close);
                 return dir.isPresent();
             });
+            List<LoaderCache.Entry> right = new ArrayList<>();
             for (Map.Entry<String, List<DriverLibrary>> e : libraries.entrySet()) {
-                written.addAll(upperLayer.seedDirectory(layers, e.getKey(), e.getValue(), notStarted));
+                written.addAll(upperLayer.seedDirectory(layers, e.getKey(), e.getValue(), notStarted, right));
             }
-            LOG.debug("container {}: {} alias(es) written into its writable layer", info.id(), written.size());
+            // The cache in the same moment: an entrypoint that asks `ldconfig -p` at its first
+            // instruction must find what the links promise.
+            LoaderCache.Result cache = upperLayer.seedLoaderCache(layers, right, loaderCache, notStarted);
+            LOG.debug("container {}: {} alias(es) written into its writable layer, loader cache {}", info.id(),
+                    written.size(), cache.status());
         } catch (ErrnoException e) {
             // Its runtime removed the layer, began the start, or something in the layers is not
             // what it should be: the start path repairs (and reports) through the container's root.

@@ -7,6 +7,7 @@ import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.fs.FileStat;
 import io.driveralias.agent.fs.PathResolver;
+import io.driveralias.agent.fs.ReadableFile;
 import io.driveralias.agent.fs.RootFs;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -90,6 +91,20 @@ public final class LayerStack implements AutoCloseable {
                 closeAll(current);
             }
         }
+    }
+
+    /**
+     * The file {@code name} of a merged directory as the merged view will show it: the topmost
+     * layer's entry, opened for reading if it is a regular file; empty if it is absent, whited
+     * out, or anything but a regular file.
+     */
+    public Optional<ReadableFile> file(MergedDirectory dir, String name) throws ErrnoException {
+        Directory[] dirs = dir.layerDirectories();
+        Level level = lookup(dirs, dir.floor(), name);
+        if (level == null || !level.stat().isRegularFile()) {
+            return Optional.empty();
+        }
+        return Optional.of(dirs[level.top()].openFile(name));
     }
 
     /** The topmost entry for {@code name}, and how far down the stack its directory merges. */

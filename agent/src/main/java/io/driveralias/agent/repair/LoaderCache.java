@@ -1,6 +1,8 @@
 package io.driveralias.agent.repair;
 
 import io.driveralias.agent.core.FailureReason;
+import io.driveralias.agent.fs.Directory;
+import io.driveralias.agent.fs.ReadableFile;
 import io.driveralias.agent.fs.RootFs;
 import java.util.List;
 import java.util.Optional;
@@ -48,6 +50,14 @@ public interface LoaderCache {
 
     /** Lists every entry in the root's cache ({@code apply}), or only checks (dry run). */
     Result refresh(RootFs root, List<Entry> entries, boolean apply);
+
+    /**
+     * Before a container's start, while its root is not mounted: {@code current} (the cache its
+     * layers will show) with every entry, written into {@code etc} (its writable layer's /etc).
+     */
+    default Result seed(ReadableFile current, Directory etc, List<Entry> entries) {
+        return Result.NOT_CHECKED;
+    }
 
     LoaderCache OFF = (root, entries, apply) -> Result.NOT_CHECKED;
 }

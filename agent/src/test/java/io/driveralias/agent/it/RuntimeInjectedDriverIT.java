@@ -91,6 +91,8 @@ class RuntimeInjectedDriverIT {
                         .isEqualTo(runs.size());
                 assertThat(cached).as("the loader cache lists them at the first instruction too").isEqualTo(runs.size());
                 assertThat(loadsAtFirstInstruction(containers.firstInstructions(created))).as("create, then start").isTrue();
+                assertThat(containers.firstInstructions(created)).as("create, then start: the cache lists the aliases")
+                        .contains("cache=yes");
                 int beforeStart = 0;
                 for (String id : runs) {
                     containers.awaitWorking(id);

@@ -43,6 +43,8 @@ class CreateTimeSeederTest {
     private Path merged;
     private Path hostDriver;
     private CreateTimeSeeder seeder;
+    /** The same seeder, with the agent's own loader cache writer. */
+    private CreateTimeSeeder caching;
     /** What earlier containers taught the agent of the runtime's driver files. */
     private Map<String, String> learned = Map.of();
 
@@ -76,6 +78,8 @@ class CreateTimeSeederTest {
         };
         seeder = new CreateTimeSeeder(driver, new AliasPlanner(false), resolver,
                 new CreateTimeSeeder.Settings(LIBRARY_DIRECTORIES), LoaderCache.OFF);
+        caching = new CreateTimeSeeder(driver, new AliasPlanner(false), resolver,
+                new CreateTimeSeeder.Settings(LIBRARY_DIRECTORIES), new io.driveralias.agent.ldcache.LdSoCache());
     }
 
     private ContainerInfo created(List<ContainerInfo.Mount> mounts, String driver) {
@@ -188,6 +192,31 @@ class CreateTimeSeederTest {
         Files.createDirectory(merged);
         assertThat(seeder.seed(c).links()).isEmpty();
         assertThat(upperContents()).isEmpty();
+    }
+
+    @Test
+    void theImagesLoaderCacheListsTheAliasesInTheWritableLayerBeforeTheStart() throws IOException {
+        // The image's layer has /etc and a real cache (this machine's, made by its ldconfig).
+        Path etc = Files.createDirectories(lower.resolve("etc"));
+        Files.setPosixFilePermissions(etc, PosixFilePermissions.fromString("rwxr-x--x"));
+        Path lowerCache = Files.copy(Path.of("/etc/ld.so.cache"), etc.resolve("ld.so.cache"));
+        byte[] image = Files.readAllBytes(lowerCache);
+
+        assertThat(caching.seed(gpuRequest()).links()).extracting(LinkAction::name).containsExactly("libjsig.so");
+
+        Path seeded = upper.resolve("etc/ld.so.cache");
+        assertThat(seeded).isRegularFile();
+        String listed = io.driveralias.agent.testing.Processes.run(List.of("ldconfig", "-p", "-C", seeded.toString()))
+                .output();
+        assertThat(listed).as("glibc's ldconfig -p reads the seeded cache").contains("libjsig.so (libc6,x86-64) => /usr/lib64/libjsig.so");
+        assertThat(Files.readAllBytes(lowerCache)).as("the image's layer is never written").isEqualTo(image);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(upper.resolve("etc"))))
+                .as("the writable layer's /etc is the image's, as overlayfs will show it").isEqualTo("rwxr-x--x");
+        // Seeded again (a second create event): nothing changes, nothing is left over.
+        caching.seed(gpuRequest());
+        try (Stream<Path> files = Files.list(upper.resolve("etc"))) {
+            assertThat(files).extracting(f -> f.getFileName().toString()).containsExactly("ld.so.cache");
+        }
     }
 
     @Test
