@@ -37,6 +37,9 @@ class LargeLoaderCacheIT {
         // whole-file codec paid for in objects.
         long[] imageEntries = new long[1];
         String image = TestImages.image(docker, "cache-4mb", DEBIAN_LIB, root -> {
+            // A file named like the driver's too: without a GPU request, this image is none of the agent's business.
+            TestImages.compileLibrary(root.resolve("usr/lib/x86_64-linux-gnu"), "libcuda.so." + TestImages.VERSION,
+                    "libcuda.so.1", "int image_own(void) { return 0; }\n");
             try {
                 Path cache = Files.write(root.resolve("etc/ld.so.cache"), BigCaches.manyEntries(4_000_000));
                 imageEntries[0] = Processes.check(List.of("ldconfig", "-p", "-C", cache.toString())).lines()
@@ -51,6 +54,7 @@ class LargeLoaderCacheIT {
         cmd.addAll(ShippedJvm.commandLineOptions());
         cmd.addAll(List.of("-jar", AgentProcess.jar().toString(), "run", "--listen", "127.0.0.1:" + port,
                 "--resync-interval", "5s", "--docker-host", docker.host(), "--ldconfig", "cache"));
+        cmd.addAll(TestImages.hostLibraryArguments());
         try (AgentProcess agent = AgentProcess.start(cmd, port); GpuContainers containers = new GpuContainers(docker)) {
             agent.awaitLog("first reconcile", Duration.ofSeconds(30));
             List<String> ids;
@@ -75,6 +79,18 @@ class LargeLoaderCacheIT {
                 List<String> log = agent.log().lines().toList();
                 throw new AssertionError(e.getMessage() + "; the agent is " + (agent.isAlive() ? "up" : "gone") + ", its log ends:\n"
                         + String.join("\n", log.subList(Math.max(0, log.size() - 15), log.size())), e);
+            }
+            // The same image with no GPU request at all, three more at once: never opened.
+            List<String> plain = new ArrayList<>();
+            for (int i = 0; i < 3; i++) {
+                String id = containers.run(image, null, List.of("sleep", "600"));
+                plain.add(id);
+            }
+            // The agent still repairs the others.
+            String next = containers.start(image, DEBIAN_LIB);
+            containers.awaitNvidiaSmi(next);
+            for (String id : plain) {
+                assertThat(containers.readlink(id, DEBIAN_LIB + "/libcuda.so.1")).as("no GPU request: nothing written").isEmpty();
             }
             assertThat(agent.isAlive()).as(agent.log()).isTrue();
             assertThat(agent.log()).doesNotContain("OutOfMemoryError");
