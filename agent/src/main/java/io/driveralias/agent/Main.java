@@ -28,6 +28,7 @@ import io.driveralias.agent.logging.LogSetup;
 import io.driveralias.agent.metrics.MicrometerRepairMetrics;
 import io.driveralias.agent.metrics.RepairMetrics;
 import io.driveralias.agent.overlay.CreateTimeSeeder;
+import io.driveralias.agent.overlay.HostDriver;
 import io.driveralias.agent.repair.DriverLocator;
 import io.driveralias.agent.repair.HostDriverFiles;
 import io.driveralias.agent.repair.LoaderCache;
@@ -168,8 +169,8 @@ public final class Main {
         }
 
         /** The seeder's view of the host's driver: its own files by identity, and what the runtime adds. */
-        private static CreateTimeSeeder.HostDriver hostDriver(HostDriverFiles files, RuntimeFileSets runtimeFiles) {
-            return new CreateTimeSeeder.HostDriver() {
+        private static HostDriver hostDriver(HostDriverFiles files, RuntimeFileSets runtimeFiles) {
+            return new HostDriver() {
                 @Override
                 public Optional<String> sonameAt(String hostPath) {
                     return files.atHostPath(hostPath).map(HostDriverFiles.HostDriverFile::soname);

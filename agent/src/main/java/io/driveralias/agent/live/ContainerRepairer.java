@@ -13,6 +13,7 @@ import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.logging.Mdc;
 import io.driveralias.agent.overlay.CreateTimeSeeder;
+import io.driveralias.agent.overlay.Seeding;
 import io.driveralias.agent.repair.Failures;
 import io.driveralias.agent.repair.LocateRequest;
 import io.driveralias.agent.repair.Problem;
@@ -180,12 +181,12 @@ public final class ContainerRepairer {
         if (info.readOnlyRootfs() || scope.exclusion(info).isPresent()) {
             return true;
         }
-        Optional<CreateTimeSeeder.Seeding> seeding = seeder.seedIfStarting(info);
+        Optional<Seeding> seeding = seeder.seedIfStarting(info);
         seeding.ifPresent(s -> remember(info.id(), s, receivedAt));
         return seeding.isPresent();
     }
 
-    private void remember(String id, CreateTimeSeeder.Seeding seeding, Instant receivedAt) {
+    private void remember(String id, Seeding seeding, Instant receivedAt) {
         if (!seeding.links().isEmpty()) {
             seeded.put(id, new Seeded(receivedAt, clock.instant(), seeding.links()));
         }

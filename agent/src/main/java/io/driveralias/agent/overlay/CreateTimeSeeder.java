@@ -4,7 +4,6 @@ import io.driveralias.agent.core.ActionKind;
 import io.driveralias.agent.core.AliasPlanner;
 import io.driveralias.agent.core.DriverLibrary;
 import io.driveralias.agent.core.FileNames;
-import io.driveralias.agent.core.GpuRequest;
 import io.driveralias.agent.core.LateRepairCause;
 import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.core.RuntimeDriverFiles;
@@ -57,40 +56,6 @@ public final class CreateTimeSeeder {
 
     /** A driver file declared at create: where it lands, under which name, and its SONAME. */
     private record Declared(String directory, String fileName, String soname) {
-    }
-
-    /** What the seeder asks of the host's driver (owned here, implemented over repair.HostDriverFiles). */
-    public interface HostDriver {
-
-        /** The SONAME of the host's own driver file that {@code hostPath} leads to; empty for any other file. */
-        Optional<String> sonameAt(String hostPath);
-
-        /**
-         * The host's driver files a GPU runtime added to an earlier container that asked as
-         * {@code gpu} does: file name to SONAME; empty before any such container started.
-         */
-        Map<String, String> runtimeFiles(GpuRequest gpu);
-
-        /** The version of the host's driver, if known. */
-        Optional<String> driverVersion();
-    }
-
-    /**
-     * What came of one attempt to write a created container's aliases before its start: the links
-     * written (each read back), or why none could be, for a container that asked for a GPU.
-     * Neither for a container without a GPU request.
-     */
-    public record Seeding(List<LinkAction> links, Optional<LateRepairCause> skipped) {
-
-        static final Seeding NOTHING_TO_DO = new Seeding(List.of(), Optional.empty());
-
-        static Seeding written(List<LinkAction> links) {
-            return new Seeding(List.copyOf(links), Optional.empty());
-        }
-
-        static Seeding skipped(LateRepairCause cause) {
-            return new Seeding(List.of(), Optional.of(cause));
-        }
     }
 
     /** @param libraryDirectories where a GPU runtime's files may land, in order */

@@ -6,6 +6,7 @@ import io.driveralias.agent.core.ContainerScope;
 import io.driveralias.agent.fs.HostRoot;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.overlay.CreateTimeSeeder;
+import io.driveralias.agent.overlay.HostDriver;
 import io.driveralias.agent.repair.DriverLocator;
 import io.driveralias.agent.repair.HostDriverFiles;
 import io.driveralias.agent.repair.LoaderCache;
@@ -102,7 +103,7 @@ final class ContainerFixtures {
 
     CreateTimeSeeder seeder() {
         HostDriverFiles files = hostFiles();
-        CreateTimeSeeder.HostDriver driver = new CreateTimeSeeder.HostDriver() {
+        HostDriver driver = new HostDriver() {
             @Override
             public Optional<String> sonameAt(String hostPath) {
                 return files.atHostPath(hostPath).map(HostDriverFiles.HostDriverFile::soname);

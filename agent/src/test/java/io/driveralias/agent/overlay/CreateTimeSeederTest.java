@@ -60,7 +60,7 @@ class CreateTimeSeederTest {
         PathResolver resolver = PathResolver.detect(false);
         HostDriverFiles hostFiles = new HostDriverFiles(new HostRoot(dir.resolve("no-proc").toString(), resolver),
                 List.of(host.toString()), Optional.of(VERSION));
-        CreateTimeSeeder.HostDriver driver = new CreateTimeSeeder.HostDriver() {
+        HostDriver driver = new HostDriver() {
             @Override
             public Optional<String> sonameAt(String hostPath) {
                 return hostFiles.atHostPath(hostPath).map(HostDriverFiles.HostDriverFile::soname);
@@ -226,7 +226,7 @@ class CreateTimeSeederTest {
                 .contains(LateRepairCause.RUNTIME_FILES_UNKNOWN);
         assertThat(seeder.seed(created(gpuRequest().mounts(), "vfs")).skipped()).contains(LateRepairCause.NO_OVERLAY);
         assertThat(seeder.seed(created(List.of(), "overlay2"))).as("no GPU request")
-                .isEqualTo(CreateTimeSeeder.Seeding.NOTHING_TO_DO);
+                .isEqualTo(Seeding.NOTHING_TO_DO);
         assertThat(seeder.seed(gpuRequest()).skipped()).isEmpty();
     }
 
