@@ -312,18 +312,27 @@ class LeastPrivilegeIT {
 
     private static void trial(String label, Set<String> without, Set<String> extra, Map<Case, Expect> expected,
                               boolean stopCleanly) {
-        try (AgentContainer agent = AgentContainer.start(without, extra);
-             GpuContainers containers = new GpuContainers(docker)) {
+        try (GpuContainers containers = new GpuContainers(docker)) {
+            // The running cases are started before the agent: its first reconcile finds them, so
+            // they are repaired through their own process (the start path), which is what these
+            // capabilities are about; the early path has cases of its own below.
+            Map<Case, String> ids = new EnumMap<>(Case.class);
+            ids.put(Case.ROOT, run(containers, plainImage));
+            ids.put(Case.NON_ROOT, run(containers, plainImage, "--user", "1000:1000"));
+            ids.put(Case.FOREIGN_DIR, run(containers, foreignImage));
+            ids.put(Case.STICKY_DIR, run(containers, stickyImage));
+            trial(label, without, extra, expected, stopCleanly, containers, ids);
+        }
+    }
+
+    private static void trial(String label, Set<String> without, Set<String> extra, Map<Case, Expect> expected,
+                              boolean stopCleanly, GpuContainers containers, Map<Case, String> ids) {
+        try (AgentContainer agent = AgentContainer.start(without, extra)) {
             try {
                 agent.awaitReady(Duration.ofSeconds(30));
-                Map<Case, String> ids = new EnumMap<>(Case.class);
                 // Created first: by the time the running cases are through, its create event
                 // has long been handled, and whether it was seeded can be told at once.
                 ids.put(Case.BEFORE_START, create(containers, foreignImage, seenDriver));
-                ids.put(Case.ROOT, run(containers, plainImage));
-                ids.put(Case.NON_ROOT, run(containers, plainImage, "--user", "1000:1000"));
-                ids.put(Case.FOREIGN_DIR, run(containers, foreignImage));
-                ids.put(Case.STICKY_DIR, run(containers, stickyImage));
 
                 List<String> observed = new ArrayList<>();
                 for (Case c : List.of(Case.ROOT, Case.NON_ROOT, Case.FOREIGN_DIR, Case.STICKY_DIR)) {
