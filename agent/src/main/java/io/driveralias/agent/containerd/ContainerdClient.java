@@ -79,14 +79,21 @@ final class ContainerdClient implements AutoCloseable {
         return socket;
     }
 
-    /** A call without namespace (version). */
-    <Q, R> R call(MethodDescriptor<Q, R> method, Q request, Duration deadline) throws ContainerRuntimeException {
-        return call(channel, method, request, deadline);
+    /**
+     * A call without namespace (version) that connects first: after containerd went away, gRPC
+     * waits before it connects again (up to two minutes as failures add up) and meanwhile fails
+     * every call with the last error, even once containerd is back. The agent's (re)connect and
+     * ping want the answer of now: a new attempt at once, and the call waits for it, within its
+     * deadline.
+     */
+    <Q, R> R callConnecting(MethodDescriptor<Q, R> method, Q request, Duration deadline) throws ContainerRuntimeException {
+        channel.resetConnectBackoff();
+        return call(channel, method, request, deadline, true);
     }
 
     /** A call in the configured namespace. */
     <Q, R> R callInNamespace(MethodDescriptor<Q, R> method, Q request, Duration deadline) throws ContainerRuntimeException {
-        return call(namespaced, method, request, deadline);
+        return call(namespaced, method, request, deadline, false);
     }
 
     /** A streaming call in the configured namespace, for the caller to start. */
@@ -94,11 +101,11 @@ final class ContainerdClient implements AutoCloseable {
         return namespaced.newCall(method, CallOptions.DEFAULT);
     }
 
-    private <Q, R> R call(Channel on, MethodDescriptor<Q, R> method, Q request, Duration deadline)
+    private <Q, R> R call(Channel on, MethodDescriptor<Q, R> method, Q request, Duration deadline, boolean waitForReady)
             throws ContainerRuntimeException {
+        CallOptions options = CallOptions.DEFAULT.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS);
         try {
-            return ClientCalls.blockingUnaryCall(on, method,
-                    CallOptions.DEFAULT.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS), request);
+            return ClientCalls.blockingUnaryCall(on, method, waitForReady ? options.withWaitForReady() : options, request);
         } catch (StatusRuntimeException e) {
             throw failure(method.getBareMethodName(), e.getStatus());
         }
@@ -108,8 +115,7 @@ final class ContainerdClient implements AutoCloseable {
     ContainerRuntimeException failure(String what, Status status) {
         String message = what + ": " + describe(status);
         if (isHttp1(status)) {
-            return new ContainerRuntimeException.WrongApi(socket + " answers HTTP/1.1, not containerd's gRPC API"
-                    + " (is it Docker's socket? --containerd-address names containerd's)");
+            return http1(socket);
         }
         return switch (status.getCode()) {
             case NOT_FOUND -> new NotFound(message);
@@ -119,6 +125,12 @@ final class ContainerdClient implements AutoCloseable {
                     + message + ")");
             default -> new ContainerRuntimeException(message);
         };
+    }
+
+    /** The error for a socket that speaks HTTP/1.1: Docker's, most likely. */
+    static ContainerRuntimeException.WrongApi http1(String socket) {
+        return new ContainerRuntimeException.WrongApi(socket + " answers HTTP/1.1, not containerd's gRPC API"
+                + " (is it Docker's socket? --containerd-address names containerd's)");
     }
 
     /**

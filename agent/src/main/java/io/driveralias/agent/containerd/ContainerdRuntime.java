@@ -8,6 +8,7 @@ import io.driveralias.agent.containerd.api.ListTasksRequest;
 import io.driveralias.agent.containerd.api.Mount;
 import io.driveralias.agent.containerd.api.MountsRequest;
 import io.driveralias.agent.containerd.api.Process;
+import io.driveralias.agent.containerd.api.TaskStatus;
 import io.driveralias.agent.containerd.api.VersionResponse;
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.LruMap;
@@ -96,14 +97,23 @@ public final class ContainerdRuntime implements ContainerRuntime {
             throw new ContainerRuntimeException.Unreachable(client.socket() + ": no such socket (is containerd running here?"
                     + " --containerd-address names its socket)", null);
         }
-        VersionResponse version = client.call(ContainerdRpc.VERSION, Empty.getDefaultInstance(), CALL_DEADLINE);
+        VersionResponse version;
+        try {
+            version = client.callConnecting(ContainerdRpc.VERSION, Empty.getDefaultInstance(), CALL_DEADLINE);
+        } catch (ContainerRuntimeException.Unreachable e) {
+            // gRPC reports an HTTP/1.1 server as a connection closed: ask the socket what it speaks.
+            if (SocketProbe.answersHttp1(Path.of(client.socket()), PING_DEADLINE)) {
+                throw ContainerdClient.http1(client.socket());
+            }
+            throw e;
+        }
         return "containerd " + Printable.of(version.getVersion());
     }
 
     @Override
     public boolean ping() {
         try {
-            client.call(ContainerdRpc.VERSION, Empty.getDefaultInstance(), PING_DEADLINE);
+            client.callConnecting(ContainerdRpc.VERSION, Empty.getDefaultInstance(), PING_DEADLINE);
             return true;
         } catch (ContainerRuntimeException e) {
             return false;
@@ -171,8 +181,10 @@ public final class ContainerdRuntime implements ContainerRuntime {
         List<String> ids = new ArrayList<>();
         for (Process task : client.callInNamespace(ContainerdRpc.LIST_TASKS, ListTasksRequest.getDefaultInstance(),
                 CALL_DEADLINE).getTasksList()) {
-            if (ContainerInfoMapper.processExists(task) && EventDecoder.isContainerId(task.getContainerId())) {
-                ids.add(task.getContainerId());
+            // containerd names a task by its container's id, in the process's id field.
+            String id = task.getContainerId().isEmpty() ? task.getId() : task.getContainerId();
+            if (ContainerInfoMapper.processExists(task) && EventDecoder.isContainerId(id)) {
+                ids.add(id);
             }
         }
         return ids;
@@ -184,13 +196,23 @@ public final class ContainerdRuntime implements ContainerRuntime {
         return EventSubscription.open(client, settings.namespace());
     }
 
+    /**
+     * The container's task, if it has one. containerd asks the task's shim, which answers only
+     * once a start in progress is done, and after 2 s reports the state as unknown (a runtime
+     * hanging in {@code runc start}): that is an error here, not "no process".
+     */
     private Optional<Process> task(String id) throws ContainerRuntimeException {
+        Process task;
         try {
-            return Optional.of(client.callInNamespace(ContainerdRpc.GET_TASK, GetTaskRequest.newBuilder().setContainerId(id).build(),
-                    CALL_DEADLINE).getProcess());
+            task = client.callInNamespace(ContainerdRpc.GET_TASK, GetTaskRequest.newBuilder().setContainerId(id).build(),
+                    CALL_DEADLINE).getProcess();
         } catch (ContainerdClient.NotFound e) {
             return Optional.empty();
         }
+        if (task.getStatus() == TaskStatus.UNKNOWN) {
+            throw new ContainerRuntimeException("the task of " + id + " is in an unknown state (its shim did not answer)");
+        }
+        return Optional.of(task);
     }
 
     /** The spec, or an empty one (no GPU request: nothing is written) where it is not what it should be. */

@@ -31,7 +31,8 @@ import java.util.concurrent.TimeUnit;
  * <p>containerd sends nothing, not even headers, until the first event, so a call in progress
  * does not tell whether the subscription is in place yet. {@link #open} publishes a marker of
  * its own on a topic of the agent's ({@code /driver-alias/subscribed}, with a random nonce) and
- * returns once the marker comes back through the stream: from then on no event is missed,
+ * returns once the marker comes back through the stream (publishing it again until it does):
+ * from then on no event is missed,
  * which the reconcile that follows every (re)connect relies on.
  */
 final class EventSubscription implements ContainerRuntime.EventStream {
@@ -39,6 +40,7 @@ final class EventSubscription implements ContainerRuntime.EventStream {
     static final String MARKER_TOPIC = "/driver-alias/subscribed";
     static final String MARKER_TYPE = "driver-alias.Subscribed";
     private static final Duration CONFIRMATION = Duration.ofSeconds(5);
+    private static final Duration REPUBLISH = Duration.ofMillis(50);
 
     private final String namespace;
     private final BlockingQueue<Object> queue = new LinkedBlockingQueue<>();
@@ -88,22 +90,30 @@ final class EventSubscription implements ContainerRuntime.EventStream {
         call.halfClose();
     }
 
+    /**
+     * Publishes the marker until it comes back: one published before containerd registered the
+     * subscription is lost, so it is sent again every {@link #REPUBLISH}.
+     */
     private void confirm() throws ContainerRuntimeException {
-        client.callInNamespace(ContainerdRpc.PUBLISH, PublishRequest.newBuilder().setTopic(MARKER_TOPIC)
-                .setEvent(Any.newBuilder().setTypeUrl(MARKER_TYPE).setValue(nonce)).build(), CONFIRMATION);
+        long deadline = System.nanoTime() + CONFIRMATION.toNanos();
+        PublishRequest marker = PublishRequest.newBuilder().setTopic(MARKER_TOPIC)
+                .setEvent(Any.newBuilder().setTypeUrl(MARKER_TYPE).setValue(nonce)).build();
         try {
-            confirmed.await(CONFIRMATION.toMillis(), TimeUnit.MILLISECONDS);
-            if (!markerSeen) {
-                Status status = closeStatus;
-                if (status != null) {
-                    throw client.failure("Subscribe", status);
-                }
-                throw new ContainerRuntimeException.Unreachable("containerd did not deliver to the event subscription within "
-                        + CONFIRMATION.toSeconds() + " s", null);
+            while (!markerSeen && closeStatus == null && System.nanoTime() < deadline) {
+                client.callInNamespace(ContainerdRpc.PUBLISH, marker, CONFIRMATION);
+                confirmed.await(REPUBLISH.toMillis(), TimeUnit.MILLISECONDS);
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new ContainerRuntimeException.Unreachable("interrupted while subscribing", e);
+        }
+        if (!markerSeen) {
+            Status status = closeStatus;
+            if (status != null) {
+                throw client.failure("Subscribe", status);
+            }
+            throw new ContainerRuntimeException.Unreachable("containerd did not deliver to the event subscription within "
+                    + CONFIRMATION.toSeconds() + " s", null);
         }
     }
 
