@@ -6,6 +6,8 @@ import io.driveralias.agent.cli.RootRepairCommand;
 import io.driveralias.agent.config.AgentConfig;
 import io.driveralias.agent.config.ConfigException;
 import io.driveralias.agent.config.ConfigParser;
+import io.driveralias.agent.config.RuntimeChoice;
+import io.driveralias.agent.containerd.ContainerdRuntime;
 import io.driveralias.agent.core.AliasPlanner;
 import io.driveralias.agent.core.ContainerScope;
 import io.driveralias.agent.core.DriverVersions;
@@ -13,6 +15,7 @@ import io.driveralias.agent.docker.DockerEngine;
 import io.driveralias.agent.live.ContainerRuntime;
 import io.driveralias.agent.live.RuntimeEvents;
 import io.driveralias.agent.fs.HostRoot;
+import io.driveralias.agent.fs.ProcessStartTime;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.http.AgentHttpServer;
 import io.driveralias.agent.kube.PodEvents;
@@ -38,6 +41,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -86,24 +90,40 @@ public final class Main {
 
     private static int runOnce(AgentConfig config, RootRepairer.Mode mode, boolean checkOnly, PrintStream out,
                                PrintStream err) {
-        try (ContainerRuntime docker = docker(config)) {
-            ContainerRepairer repairer = repairer(config, docker, RepairMetrics.NOOP, false);
-            return new ContainersCommand(List.of(new ContainersCommand.Target(docker, repairer)), Clock.systemUTC(), out,
-                    err).run(config.containerIds(), mode, checkOnly, config.json());
+        List<ContainerRuntime> runtimes;
+        try {
+            runtimes = runtimes(config);
+        } catch (ConfigException e) {
+            err.println("driver-alias-agent: " + e.getMessage());
+            return ExitCodes.USAGE;
+        }
+        try {
+            List<ContainersCommand.Target> targets = new ArrayList<>();
+            for (ContainerRuntime runtime : runtimes) {
+                targets.add(new ContainersCommand.Target(runtime, repairer(config, runtime, RepairMetrics.NOOP, false)));
+            }
+            return new ContainersCommand(targets, Clock.systemUTC(), out, err)
+                    .run(config.containerIds(), mode, checkOnly, config.json());
+        } finally {
+            runtimes.forEach(ContainerRuntime::close);
         }
     }
 
     private static int runAgent(AgentConfig config) {
         Logger log = LoggerFactory.getLogger(Main.class);
         Clock clock = Clock.systemUTC();
+        List<ContainerRuntime> runtimes = new ArrayList<>();
         try (MicrometerRepairMetrics metrics = MicrometerRepairMetrics.withProcessMetrics();
              PodEvents podEvents = PodEventsFactory.create(config.kubernetes(), config.nodeName(), metrics, clock,
-                     System.getenv());
-             ContainerRuntime docker = docker(config)) {
+                     System.getenv())) {
+            runtimes.addAll(runtimes(config));
             metrics.resyncInterval(config.resyncInterval());
-            Agent agent = new Agent(List.of(new Agent.Watched(docker, new RuntimeEvents(docker),
-                    repairer(config, docker, metrics, config.beforeStart()))),
-                    new ExaminationReporter(metrics, podEvents), metrics, clock,
+            List<Agent.Watched> watched = new ArrayList<>();
+            for (ContainerRuntime runtime : runtimes) {
+                watched.add(new Agent.Watched(runtime, new RuntimeEvents(runtime),
+                        repairer(config, runtime, metrics, config.beforeStart())));
+            }
+            Agent agent = new Agent(watched, new ExaminationReporter(metrics, podEvents), metrics, clock,
                     config.workers(), config.resyncInterval(), config.shutdownGrace());
             try (AgentHttpServer http = new AgentHttpServer(
                     new InetSocketAddress(config.listenHost(), config.listenPort()), metrics::scrape, agent)) {
@@ -111,8 +131,9 @@ public final class Main {
                 Signals.onTerminate(stop::countDown);
                 http.start();
                 agent.start();
-                log.info("driver-alias-agent started: docker {}, listening on {}:{}, library directories {}",
-                        config.dockerHost(), config.listenHost(), http.port(), config.libraryDirectories());
+                log.info("driver-alias-agent started: {}, listening on {}:{}, library directories {}",
+                        runtimes.stream().map(r -> r.name() + " " + r.endpoint()).toList(), config.listenHost(), http.port(),
+                        config.libraryDirectories());
                 stop.await();
                 log.info("stopping: finishing repairs in flight (at most {})", config.shutdownGrace());
                 agent.close();
@@ -127,11 +148,29 @@ public final class Main {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return ExitCodes.HEALTHY;
+        } finally {
+            runtimes.forEach(ContainerRuntime::close);
         }
     }
 
-    private static ContainerRuntime docker(AgentConfig config) {
-        return DockerEngine.create(config.dockerHost(), config.dockerApiVersion(), Set.copyOf(config.gpuRuntimes()));
+    /** The runtimes --runtime asks for, each built on its own settings; one that cannot be is a configuration error. */
+    private static List<ContainerRuntime> runtimes(AgentConfig config) throws ConfigException {
+        List<ContainerRuntime> runtimes = new ArrayList<>();
+        for (RuntimeChoice.Kind kind : RuntimeChoice.resolve(config, path -> Files.exists(Path.of(path)))) {
+            try {
+                runtimes.add(switch (kind) {
+                    case DOCKER -> DockerEngine.create(config.dockerHost(), config.dockerApiVersion(),
+                            Set.copyOf(config.gpuRuntimes()));
+                    case CONTAINERD -> new ContainerdRuntime(new ContainerdRuntime.Settings(config.containerdAddress(),
+                            config.containerdNamespace(), config.containerdState(), config.hostProc(),
+                            Set.copyOf(config.gpuRuntimes())), new ProcessStartTime(config.hostProc(), Clock.systemUTC()));
+                });
+            } catch (IllegalArgumentException | IllegalStateException e) {
+                runtimes.forEach(ContainerRuntime::close);
+                throw new ConfigException(kind.name().toLowerCase(java.util.Locale.ROOT) + ": " + e.getMessage());
+            }
+        }
+        return runtimes;
     }
 
     private static ContainerRepairer repairer(AgentConfig config, ContainerRuntime runtime, RepairMetrics metrics,

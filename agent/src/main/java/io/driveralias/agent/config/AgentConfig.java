@@ -37,7 +37,15 @@ public record AgentConfig(
         /** OCI runtimes that add the driver's files when the environment asks ({@code NVIDIA_VISIBLE_DEVICES}). */
         List<String> gpuRuntimes,
         /** Repair created containers before they start; false: started containers only. */
-        boolean beforeStart) {
+        boolean beforeStart,
+        /** The runtimes asked for ({@code --runtime}): auto, docker, containerd; {@link RuntimeChoice} resolves them. */
+        List<String> runtimes,
+        /** containerd's socket, {@code unix:///run/containerd/containerd.sock}. */
+        String containerdAddress,
+        /** The containerd namespace watched ({@code k8s.io}, the CRI's); never {@code moby}. */
+        String containerdNamespace,
+        /** containerd's state directory, where it mounts a task's root. */
+        String containerdState) {
 
     /** Where the NVIDIA runtimes put driver files (docs/design.md); {@code --lib-dir} adds more. */
     public static final List<String> DEFAULT_LIBRARY_DIRECTORIES = List.of(
@@ -63,5 +71,6 @@ public record AgentConfig(
         excludeImages = List.copyOf(excludeImages);
         libraryDirectories = List.copyOf(libraryDirectories);
         gpuRuntimes = List.copyOf(gpuRuntimes);
+        runtimes = List.copyOf(runtimes);
     }
 }
