@@ -39,6 +39,7 @@ final class ContainerdClient implements AutoCloseable {
      * server's 1.5 MiB object limit on Kubernetes.
      */
     static final int MAX_MESSAGE = 4 << 20;
+    static final int MAX_EVENT = 1 << 20;
     private static final int MAX_METADATA = 16 << 10;
     /** How much containerd may send ahead of what is read: events are a few hundred bytes. */
     private static final int FLOW_CONTROL_WINDOW = 256 << 10;
@@ -91,14 +92,28 @@ final class ContainerdClient implements AutoCloseable {
         return call(channel, method, request, deadline, true);
     }
 
+    /**
+     * A call without namespace that asks for a new connection attempt but does not wait for it:
+     * the ping, every second while containerd is down, so that a restarted containerd is
+     * connected to within a second, and a waiting {@link #callConnecting} goes through.
+     */
+    <Q, R> R callNow(MethodDescriptor<Q, R> method, Q request, Duration deadline) throws ContainerRuntimeException {
+        channel.resetConnectBackoff();
+        return call(channel, method, request, deadline, false);
+    }
+
     /** A call in the configured namespace. */
     <Q, R> R callInNamespace(MethodDescriptor<Q, R> method, Q request, Duration deadline) throws ContainerRuntimeException {
         return call(namespaced, method, request, deadline, false);
     }
 
-    /** A streaming call in the configured namespace, for the caller to start. */
+    /**
+     * A streaming call in the configured namespace, for the caller to start. Its messages are
+     * smaller than a container's record: an event is a few hundred bytes, a task's with its
+     * root's layers a few KiB.
+     */
     <Q, R> ClientCall<Q, R> newStreamInNamespace(MethodDescriptor<Q, R> method) {
-        return namespaced.newCall(method, CallOptions.DEFAULT);
+        return namespaced.newCall(method, CallOptions.DEFAULT.withMaxInboundMessageSize(MAX_EVENT));
     }
 
     private <Q, R> R call(Channel on, MethodDescriptor<Q, R> method, Q request, Duration deadline, boolean waitForReady)

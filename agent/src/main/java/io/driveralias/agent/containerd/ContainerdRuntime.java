@@ -113,7 +113,7 @@ public final class ContainerdRuntime implements ContainerRuntime {
     @Override
     public boolean ping() {
         try {
-            client.callConnecting(ContainerdRpc.VERSION, Empty.getDefaultInstance(), PING_DEADLINE);
+            client.callNow(ContainerdRpc.VERSION, Empty.getDefaultInstance(), PING_DEADLINE);
             return true;
         } catch (ContainerRuntimeException e) {
             return false;

@@ -315,7 +315,10 @@ class ContainerdRuntimeIT {
             stream.close();
             containerd.start();
         }
+        long answering = System.nanoTime();
         assertThat(runtime.connect()).startsWith("containerd");
+        assertThat(Duration.ofNanos(System.nanoTime() - answering)).as("connected again at once, not after gRPC's backoff")
+                .isLessThan(Duration.ofSeconds(2));
         assertThat(runtime.runningContainerIds()).as("its containers live on without it").contains(survivor);
         Events events = follow(runtime);
         String after = "after-" + UUID.randomUUID().toString().substring(0, 8);
