@@ -15,7 +15,6 @@ import io.driveralias.agent.testing.ContainerdHarness;
 import io.driveralias.agent.testing.CriClient;
 import io.driveralias.agent.testing.DockerHarness;
 import io.driveralias.agent.testing.TestImages;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -34,6 +33,7 @@ import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * {@link ContainerdRuntime} against a real private containerd 1.6 with its CRI plugin
@@ -257,8 +257,8 @@ class ContainerdRuntimeIT {
     }
 
     @Test
-    void aMissingSocketIsUnreachable() throws IOException {
-        Path missing = Files.createTempDirectory("daa-no-containerd-").resolve("containerd.sock");
+    void aMissingSocketIsUnreachable(@TempDir Path dir) {
+        Path missing = dir.resolve("containerd.sock");
         try (ContainerdRuntime runtime = runtime("unix://" + missing, ContainerdHarness.K8S)) {
             assertThatThrownBy(runtime::connect).isInstanceOf(ContainerRuntimeException.Unreachable.class)
                     .hasMessageContaining(missing.toString()).hasMessageContaining("no such socket");
