@@ -6,6 +6,8 @@ import io.driveralias.agent.cli.RootRepairCommand;
 import io.driveralias.agent.config.AgentConfig;
 import io.driveralias.agent.config.ConfigException;
 import io.driveralias.agent.config.ConfigParser;
+import io.driveralias.agent.config.RuntimeChoice;
+import io.driveralias.agent.containerd.ContainerdRuntime;
 import io.driveralias.agent.core.AliasPlanner;
 import io.driveralias.agent.core.ContainerScope;
 import io.driveralias.agent.core.DriverVersions;
@@ -14,6 +16,7 @@ import io.driveralias.agent.docker.DockerEngine;
 import io.driveralias.agent.live.ContainerRuntime;
 import io.driveralias.agent.live.RuntimeEvents;
 import io.driveralias.agent.fs.HostRoot;
+import io.driveralias.agent.fs.ProcessStartTime;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.http.AgentHttpServer;
 import io.driveralias.agent.webconfig.WebSecurity;
@@ -42,6 +45,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -90,10 +94,24 @@ public final class Main {
 
     private static int runOnce(AgentConfig config, RootRepairer.Mode mode, boolean checkOnly, PrintStream out,
                                PrintStream err) {
-        try (ContainerRuntime docker = docker(config)) {
-            ContainerRepairer repairer = RepairParts.of(config, RepairMetrics.NOOP, false).repairer(docker);
-            return new ContainersCommand(List.of(new ContainersCommand.Target(docker, repairer)), Clock.systemUTC(), out,
-                    err).run(config.containerIds(), mode, checkOnly, config.json());
+        List<ContainerRuntime> runtimes;
+        try {
+            runtimes = runtimes(config);
+        } catch (ConfigException e) {
+            err.println("driver-alias-agent: " + e.getMessage());
+            return ExitCodes.USAGE;
+        }
+        try {
+            // One node, one host driver: the runtimes' repairers share what they learn.
+            RepairParts parts = RepairParts.of(config, RepairMetrics.NOOP, false);
+            List<ContainersCommand.Target> targets = new ArrayList<>();
+            for (ContainerRuntime runtime : runtimes) {
+                targets.add(new ContainersCommand.Target(runtime, parts.repairer(runtime)));
+            }
+            return new ContainersCommand(targets, Clock.systemUTC(), out, err)
+                    .run(config.containerIds(), mode, checkOnly, config.json());
+        } finally {
+            runtimes.forEach(ContainerRuntime::close);
         }
     }
 
@@ -107,14 +125,18 @@ public final class Main {
             log.error("{}", e.getMessage());
             return ExitCodes.USAGE;
         }
+        List<ContainerRuntime> runtimes = new ArrayList<>();
         try (MicrometerRepairMetrics metrics = MicrometerRepairMetrics.withProcessMetrics();
              PodEvents podEvents = PodEventsFactory.create(config.kubernetes(), config.nodeName(), metrics, clock,
-                     System.getenv());
-             ContainerRuntime docker = docker(config)) {
+                     System.getenv())) {
+            runtimes.addAll(runtimes(config));
             metrics.resyncInterval(config.resyncInterval());
             RepairParts parts = RepairParts.of(config, metrics, config.beforeStart());
-            Agent agent = new Agent(List.of(new Agent.Watched(docker, new RuntimeEvents(docker), parts.repairer(docker))),
-                    new ExaminationReporter(metrics, podEvents), metrics, clock,
+            List<Agent.Watched> watched = new ArrayList<>();
+            for (ContainerRuntime runtime : runtimes) {
+                watched.add(new Agent.Watched(runtime, new RuntimeEvents(runtime), parts.repairer(runtime)));
+            }
+            Agent agent = new Agent(watched, new ExaminationReporter(metrics, podEvents), metrics, clock,
                     config.workers(), config.resyncInterval(), config.shutdownGrace());
             try (AgentHttpServer http = new AgentHttpServer(
                     new InetSocketAddress(config.listenHost(), config.listenPort()), metrics::scrape, agent, web)) {
@@ -122,9 +144,9 @@ public final class Main {
                 Signals.onTerminate(stop::countDown);
                 http.start();
                 agent.start();
-                log.info("driver-alias-agent started: docker {}, listening on {}:{}, library directories {}; the host's"
-                        + " driver: {}", config.dockerHost(), config.listenHost(), http.port(), config.libraryDirectories(),
-                        parts.hostFiles().summary());
+                log.info("driver-alias-agent started: {}, listening on {}:{}, library directories {}; the host's driver: {}",
+                        runtimes.stream().map(r -> r.name() + " " + r.endpoint()).toList(), config.listenHost(), http.port(),
+                        config.libraryDirectories(), parts.hostFiles().summary());
                 stop.await();
                 log.info("stopping: finishing repairs in flight (at most {})", config.shutdownGrace());
                 agent.close();
@@ -139,11 +161,29 @@ public final class Main {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return ExitCodes.HEALTHY;
+        } finally {
+            runtimes.forEach(ContainerRuntime::close);
         }
     }
 
-    private static ContainerRuntime docker(AgentConfig config) {
-        return DockerEngine.create(config.dockerHost(), config.dockerApiVersion(), Set.copyOf(config.gpuRuntimes()));
+    /** The runtimes --runtime asks for, each built on its own settings; one that cannot be is a configuration error. */
+    private static List<ContainerRuntime> runtimes(AgentConfig config) throws ConfigException {
+        List<ContainerRuntime> runtimes = new ArrayList<>();
+        for (RuntimeChoice.Kind kind : RuntimeChoice.resolve(config, path -> Files.exists(Path.of(path)))) {
+            try {
+                runtimes.add(switch (kind) {
+                    case DOCKER -> DockerEngine.create(config.dockerHost(), config.dockerApiVersion(),
+                            Set.copyOf(config.gpuRuntimes()));
+                    case CONTAINERD -> new ContainerdRuntime(new ContainerdRuntime.Settings(config.containerdAddress(),
+                            config.containerdNamespace(), config.containerdState(), config.hostProc(),
+                            Set.copyOf(config.gpuRuntimes())), new ProcessStartTime(config.hostProc(), Clock.systemUTC()));
+                });
+            } catch (IllegalArgumentException | IllegalStateException e) {
+                runtimes.forEach(ContainerRuntime::close);
+                throw new ConfigException(kind.name().toLowerCase(java.util.Locale.ROOT) + ": " + e.getMessage());
+            }
+        }
+        return runtimes;
     }
 
     /**

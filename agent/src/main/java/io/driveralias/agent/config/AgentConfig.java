@@ -41,7 +41,15 @@ public record AgentConfig(
         /** Where the host keeps the driver's files: the only files the agent aliases in a container. */
         List<String> hostLibraryDirectories,
         /** TLS and basic authentication for the metrics port, in the Prometheus exporter-toolkit format. */
-        Optional<String> webConfigFile) {
+        Optional<String> webConfigFile,
+        /** The runtimes asked for ({@code --runtime}): auto, docker, containerd; {@link RuntimeChoice} resolves them. */
+        List<String> runtimes,
+        /** containerd's socket, {@code unix:///run/containerd/containerd.sock}. */
+        String containerdAddress,
+        /** The containerd namespace watched ({@code k8s.io}, the CRI's); never {@code moby}. */
+        String containerdNamespace,
+        /** containerd's state directory, where it mounts a task's root. */
+        String containerdState) {
 
     /** Where the NVIDIA runtimes put driver files (docs/design.md); {@code --lib-dir} adds more. */
     public static final List<String> DEFAULT_LIBRARY_DIRECTORIES = List.of(
@@ -84,5 +92,6 @@ public record AgentConfig(
         libraryDirectories = List.copyOf(libraryDirectories);
         gpuRuntimes = List.copyOf(gpuRuntimes);
         hostLibraryDirectories = List.copyOf(hostLibraryDirectories);
+        runtimes = List.copyOf(runtimes);
     }
 }

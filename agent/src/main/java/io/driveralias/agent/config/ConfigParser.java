@@ -65,7 +65,15 @@ public final class ConfigParser {
             new Option("docker-api-version", null, false, false,
                     "Docker API version to use, e.g. 1.24 (default: negotiate with the daemon)"),
             new Option("gpu-runtime", "nvidia", true, false,
-                    "an OCI runtime that adds the driver's files when NVIDIA_VISIBLE_DEVICES asks (default: nvidia)"));
+                    "an OCI runtime that adds the driver's files when NVIDIA_VISIBLE_DEVICES asks (default: nvidia)"),
+            new Option("runtime", "auto", true, false,
+                    "auto|docker|containerd: the container runtimes to watch (auto: each whose socket exists)"),
+            new Option("containerd-address", "unix:///run/containerd/containerd.sock", false, false,
+                    "containerd's socket (CONTAINERD_ADDRESS is honoured too)"),
+            new Option("containerd-namespace", "k8s.io", false, false,
+                    "the containerd namespace to watch (k8s.io: the kubelet's; never moby, Docker's own)"),
+            new Option("containerd-state", "/run/containerd", false, false,
+                    "containerd's state directory, where it mounts a container's root"));
 
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)?");
     private static final Pattern VERSION = Pattern.compile("[0-9]+(\\.[0-9]+)+");
@@ -164,9 +172,11 @@ public final class ConfigParser {
                     + DockerApiVersions.NEWEST_KNOWN + ", got " + apiVersion.get());
         }
         Duration resync = duration("resync-interval", v.single("resync-interval"), Duration.ofSeconds(1));
-        String dockerHost = dockerHost(v.explicit("docker-host")
-                .or(() -> Optional.ofNullable(env.get("DOCKER_HOST")).filter(h -> !h.isBlank()))
-                .orElse(option("docker-host").defaultValue()));
+        Optional<String> givenDockerHost = v.explicit("docker-host")
+                .or(() -> Optional.ofNullable(env.get("DOCKER_HOST")).filter(h -> !h.isBlank()));
+        String dockerHost = dockerHost(givenDockerHost.orElse(option("docker-host").defaultValue()));
+        Optional<String> givenContainerd = v.explicit("containerd-address")
+                .or(() -> Optional.ofNullable(env.get("CONTAINERD_ADDRESS")).filter(a -> !a.isBlank()).map(String::trim));
         if (v.single("ldconfig").equalsIgnoreCase("exec")) {
             // Removed: it ran the container's own ldconfig as root, which hands root to any
             // container user who can put an ldconfig in the container's PATH.
@@ -184,7 +194,11 @@ public final class ConfigParser {
                 parseEnum(LogLevel.class, "log-level", v.single("log-level")),
                 v.single("host-proc"), resolver.equals("walk"), workers,
                 duration("shutdown-grace", v.single("shutdown-grace")), apiVersion, gpuRuntimes, v.bool("before-start"),
-                hostLibDirs, v.optional("web-config-file"));
+                hostLibDirs, v.optional("web-config-file"),
+                RuntimeChoice.parse(v.list("runtime"), givenDockerHost.isPresent(), givenContainerd.isPresent()),
+                RuntimeChoice.containerdAddress(givenContainerd.orElse(option("containerd-address").defaultValue())),
+                RuntimeChoice.containerdNamespace(v.single("containerd-namespace")),
+                RuntimeChoice.containerdState(v.single("containerd-state")));
     }
 
     /**
@@ -354,7 +368,8 @@ public final class ConfigParser {
             b.append(String.format("%-40s %s%s%n", left, o.help(),
                     o.defaultValue() == null ? "" : " [" + o.defaultValue() + "]"));
         }
-        b.append("\nexit codes: 0 all healthy, 1 some unrepaired, 2 usage or configuration error, 3 cannot reach Docker\n");
+        b.append("\nexit codes: 0 all healthy, 1 some unrepaired, 2 usage or configuration error, 3 cannot reach a watched"
+                + " runtime (Docker, containerd)\n");
         return b.toString();
     }
 }

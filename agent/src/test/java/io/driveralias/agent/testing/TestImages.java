@@ -32,6 +32,7 @@ public final class TestImages {
     private static final List<String> APPLETS = List.of("sh", "ls", "cat", "ln", "readlink", "sleep", "id", "true",
             "false", "mkdir", "test", "echo", "grep", "touch", "rm", "stat", "mkfifo", "env", "wc", "head");
     private static final Map<String, String> BUILT = new ConcurrentHashMap<>();
+    private static final Map<String, Path> ROOTS = new ConcurrentHashMap<>();
     private static Path work;
     private static Path driverDir;
 
@@ -125,6 +126,21 @@ public final class TestImages {
     }
 
     private static String build(DockerHarness docker, String name, String libDir, RootCustomizer extra) {
+        Path tar = rootTar(name, libDir, extra);
+        String tag = "daa-test/" + name + ":1";
+        docker.run("import", "--change", "ENV PATH=/usr/bin:/bin:/sbin", tar.toString(), tag);
+        return tag;
+    }
+
+    /**
+     * The image's root filesystem as a tar (built once per name), for engines that import it
+     * their own way (containerd: {@link ContainerdHarness#importImage}).
+     */
+    public static Path rootTar(String name, String libDir, RootCustomizer extra) {
+        return ROOTS.computeIfAbsent(name, n -> buildRoot(n, libDir, extra));
+    }
+
+    private static Path buildRoot(String name, String libDir, RootCustomizer extra) {
         try {
             Path root = work().resolve("rootfs-" + name);
             Path bin = Files.createDirectories(root.resolve("bin"));
@@ -156,9 +172,7 @@ public final class TestImages {
             extra.customize(root);
             Path tar = work().resolve(name + ".tar");
             Processes.check(List.of("tar", "--numeric-owner", "-C", root.toString(), "-cf", tar.toString(), "."));
-            String tag = "daa-test/" + name + ":1";
-            docker.run("import", "--change", "ENV PATH=/usr/bin:/bin:/sbin", tar.toString(), tag);
-            return tag;
+            return tar;
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

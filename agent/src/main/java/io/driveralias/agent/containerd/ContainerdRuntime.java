@@ -1,0 +1,250 @@
+package io.driveralias.agent.containerd;
+
+import com.google.protobuf.Empty;
+import io.driveralias.agent.containerd.api.Container;
+import io.driveralias.agent.containerd.api.GetContainerRequest;
+import io.driveralias.agent.containerd.api.GetTaskRequest;
+import io.driveralias.agent.containerd.api.ListTasksRequest;
+import io.driveralias.agent.containerd.api.Mount;
+import io.driveralias.agent.containerd.api.MountsRequest;
+import io.driveralias.agent.containerd.api.Process;
+import io.driveralias.agent.containerd.api.TaskStatus;
+import io.driveralias.agent.containerd.api.VersionResponse;
+import io.driveralias.agent.core.ContainerInfo;
+import io.driveralias.agent.core.LruMap;
+import io.driveralias.agent.core.Printable;
+import io.driveralias.agent.fs.ProcessStartTime;
+import io.driveralias.agent.live.ContainerRuntime;
+import io.driveralias.agent.live.ContainerRuntimeException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * containerd's own API (gRPC on its socket): events, containers, tasks and snapshots of one
+ * namespace ({@code k8s.io}, the CRI's, by default). A container's facts come from its record
+ * (labels, runtime, OCI spec, snapshot), its snapshot's mounts (the overlay's layers) and its
+ * task (the process, from its creation on); when that process started, from the kernel.
+ */
+public final class ContainerdRuntime implements ContainerRuntime {
+
+    private static final Logger LOG = LoggerFactory.getLogger(ContainerdRuntime.class);
+    static final Duration CALL_DEADLINE = Duration.ofSeconds(5);
+    static final Duration PING_DEADLINE = Duration.ofSeconds(2);
+    /** Docker's own namespace in containerd: its containers are Docker's to describe (the docker runtime). */
+    public static final String DOCKER_NAMESPACE = "moby";
+
+    /**
+     * @param address     {@code unix:///run/containerd/containerd.sock}
+     * @param namespace   the containerd namespace watched ({@code k8s.io}: the CRI's)
+     * @param stateDir    containerd's state directory ({@code /run/containerd}), where tasks' roots are mounted
+     * @param hostProc    the host's procfs, for the processes' start times
+     * @param gpuRuntimes CRI runtime handlers that add the driver's files (--gpu-runtime)
+     */
+    public record Settings(String address, String namespace, String stateDir, String hostProc, Set<String> gpuRuntimes) {
+        public Settings {
+            if (namespace.equals(DOCKER_NAMESPACE)) {
+                throw new IllegalArgumentException("containerd namespace moby is Docker's own: watch Docker instead");
+            }
+            gpuRuntimes = Set.copyOf(gpuRuntimes);
+        }
+    }
+
+    private final Settings settings;
+    private final ContainerdClient client;
+    private final ProcessStartTime startTimes;
+    private final ContainerInfoMapper.Settings mapping;
+    /** Each pod's runtime handler, by sandbox id (a pod's handler never changes). */
+    private final Map<String, Optional<String>> handlers = new LruMap<>(1024);
+
+    public ContainerdRuntime(Settings settings, ProcessStartTime startTimes) {
+        this.settings = settings;
+        this.client = new ContainerdClient(socketPath(settings.address()), settings.namespace());
+        this.startTimes = startTimes;
+        this.mapping = new ContainerInfoMapper.Settings(settings.namespace(), settings.stateDir(), settings.gpuRuntimes());
+    }
+
+    /** The socket's path in {@code unix:///path}. */
+    static String socketPath(String address) {
+        if (!address.startsWith("unix:///")) {
+            throw new IllegalArgumentException("containerd's address is unix:///path/to/containerd.sock, got " + address);
+        }
+        return address.substring("unix://".length());
+    }
+
+    @Override
+    public String name() {
+        return "containerd";
+    }
+
+    @Override
+    public String endpoint() {
+        return settings.address();
+    }
+
+    @Override
+    public String connect() throws ContainerRuntimeException {
+        if (!Files.exists(Path.of(client.socket()))) {
+            throw new ContainerRuntimeException.Unreachable(client.socket() + ": no such socket (is containerd running here?"
+                    + " --containerd-address names its socket)", null);
+        }
+        VersionResponse version;
+        try {
+            version = client.callConnecting(ContainerdRpc.VERSION, Empty.getDefaultInstance(), CALL_DEADLINE);
+        } catch (ContainerRuntimeException.Unreachable e) {
+            // gRPC reports an HTTP/1.1 server as a connection closed: ask the socket what it speaks.
+            if (SocketProbe.answersHttp1(Path.of(client.socket()), PING_DEADLINE)) {
+                throw ContainerdClient.http1(client.socket());
+            }
+            throw e;
+        }
+        return "containerd " + Printable.of(version.getVersion());
+    }
+
+    @Override
+    public boolean ping() {
+        try {
+            client.callNow(ContainerdRpc.VERSION, Empty.getDefaultInstance(), PING_DEADLINE);
+            return true;
+        } catch (ContainerRuntimeException e) {
+            return false;
+        }
+    }
+
+    @Override
+    public ContainerInfo describe(String id) throws ContainerRuntimeException {
+        if (!EventDecoder.isContainerId(id)) {
+            throw new ContainerRuntimeException("not a containerd container id: " + Printable.of(id));
+        }
+        Container container;
+        try {
+            container = client.callInNamespace(ContainerdRpc.GET_CONTAINER, GetContainerRequest.newBuilder().setId(id).build(),
+                    CALL_DEADLINE).getContainer();
+        } catch (ContainerdClient.NotFound e) {
+            throw new ContainerRuntimeException.NoSuchContainer(id);
+        }
+        Optional<Process> task = task(id);
+        Optional<Instant> started = task.filter(ContainerInfoMapper::processExists).flatMap(t -> startTimes.of(t.getPid()));
+        OciSpec spec = spec(container);
+        return ContainerInfoMapper.map(container, spec, task, started, snapshot(container), criHandler(container, spec), mapping);
+    }
+
+    /**
+     * The pod's runtime handler from its sandbox's CRI record (its own, for a sandbox), kept per
+     * sandbox: one more lookup per pod, not per container.
+     */
+    private Optional<String> criHandler(Container container, OciSpec spec) throws ContainerRuntimeException {
+        String sandboxId = spec.annotations().get(ContainerInfoMapper.CRI_SANDBOX_ID);
+        if (sandboxId == null || !EventDecoder.isContainerId(sandboxId)) {
+            return Optional.empty();
+        }
+        if (sandboxId.equals(container.getId())) {
+            return CriSandboxRecord.runtimeHandler(container);
+        }
+        synchronized (handlers) {
+            Optional<String> known = handlers.get(sandboxId);
+            if (known != null) {
+                return known;
+            }
+        }
+        Optional<String> handler;
+        try {
+            handler = CriSandboxRecord.runtimeHandler(client.callInNamespace(ContainerdRpc.GET_CONTAINER,
+                    GetContainerRequest.newBuilder().setId(sandboxId).build(), CALL_DEADLINE).getContainer());
+        } catch (ContainerdClient.NotFound e) {
+            return Optional.empty();
+        }
+        synchronized (handlers) {
+            handlers.put(sandboxId, handler);
+        }
+        return handler;
+    }
+
+    /** containerd does not block on a start: a container without a live process is described at once. */
+    @Override
+    public Optional<ContainerInfo> peekCreated(String id) throws ContainerRuntimeException {
+        ContainerInfo info = describe(id);
+        return info.running() ? Optional.empty() : Optional.of(info);
+    }
+
+    @Override
+    public List<String> runningContainerIds() throws ContainerRuntimeException {
+        List<String> ids = new ArrayList<>();
+        for (Process task : client.callInNamespace(ContainerdRpc.LIST_TASKS, ListTasksRequest.getDefaultInstance(),
+                CALL_DEADLINE).getTasksList()) {
+            // containerd names a task by its container's id, in the process's id field.
+            String id = task.getContainerId().isEmpty() ? task.getId() : task.getContainerId();
+            if (ContainerInfoMapper.processExists(task) && EventDecoder.isContainerId(id)) {
+                ids.add(id);
+            }
+        }
+        return ids;
+    }
+
+    @Override
+    public EventStream events(Optional<String> since) throws ContainerRuntimeException {
+        // containerd replays nothing: since is ignored, and a reconcile follows every (re)connect.
+        return EventSubscription.open(client, settings.namespace());
+    }
+
+    /**
+     * The container's task, if it has one. containerd asks the task's shim, which answers only
+     * once a start in progress is done, and after 2 s reports the state as unknown (a runtime
+     * hanging in {@code runc start}): that is an error here, not "no process".
+     */
+    private Optional<Process> task(String id) throws ContainerRuntimeException {
+        Process task;
+        try {
+            task = client.callInNamespace(ContainerdRpc.GET_TASK, GetTaskRequest.newBuilder().setContainerId(id).build(),
+                    CALL_DEADLINE).getProcess();
+        } catch (ContainerdClient.NotFound e) {
+            return Optional.empty();
+        }
+        if (task.getStatus() == TaskStatus.UNKNOWN) {
+            throw new ContainerRuntimeException("the task of " + id + " is in an unknown state (its shim did not answer)");
+        }
+        return Optional.of(task);
+    }
+
+    /** The spec, or an empty one (no GPU request: nothing is written) where it is not what it should be. */
+    private static OciSpec spec(Container container) {
+        if (!container.hasSpec()) {
+            return OciSpec.EMPTY;
+        }
+        try {
+            return OciSpecParser.parse(container.getSpec().getValue().newInput());
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("container {}: OCI spec skipped, read as asking for nothing: {}", container.getId(),
+                    Printable.of(String.valueOf(e.getMessage())));
+            return OciSpec.EMPTY;
+        }
+    }
+
+    /** The mounts of the container's root snapshot; none where it has none or the snapshotter does not say. */
+    private List<Mount> snapshot(Container container) throws ContainerRuntimeException {
+        if (container.getSnapshotter().isEmpty() || container.getSnapshotKey().isEmpty()) {
+            return List.of();
+        }
+        try {
+            return client.callInNamespace(ContainerdRpc.SNAPSHOT_MOUNTS, MountsRequest.newBuilder()
+                    .setSnapshotter(container.getSnapshotter()).setKey(container.getSnapshotKey()).build(), CALL_DEADLINE)
+                    .getMountsList();
+        } catch (ContainerdClient.NotFound e) {
+            return List.of();
+        }
+    }
+
+    @Override
+    public void close() {
+        client.close();
+    }
+}

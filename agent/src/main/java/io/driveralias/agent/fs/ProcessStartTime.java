@@ -1,0 +1,99 @@
+package io.driveralias.agent.fs;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
+
+/**
+ * When a host process started, from the kernel's own record: field 22 of
+ * {@code <host-proc>/<pid>/stat} ({@code starttime}, clock ticks since boot). The same process
+ * always gives the same instant, so it tells one start of a container from the next (a new
+ * process) where the runtime keeps no start time (containerd), and it exists from the moment
+ * the process does, before its first instruction.
+ *
+ * <p>The boot instant is taken once, as now less {@code <host-proc>/uptime} (10 ms steps), not
+ * from {@code btime} in {@code <host-proc>/stat}, which is whole seconds: the exposure metric
+ * measures from the start in milliseconds. Both are read from the host's procfs, which the
+ * kernel writes: no container path is involved.
+ */
+public final class ProcessStartTime {
+
+    /** USER_HZ, the unit of {@code starttime}: 100 on every Linux architecture the agent runs on. */
+    static final long TICKS_PER_SECOND = 100;
+    /** {@code stat} is one line of 52 numbers and a command name of at most 16 bytes (escaped, 64). */
+    private static final int MAX_STAT = 4096;
+
+    private final String hostProc;
+    private final Clock clock;
+    private volatile Instant boot;
+
+    public ProcessStartTime(String hostProc, Clock clock) {
+        this.hostProc = hostProc;
+        this.clock = clock;
+    }
+
+    /** The start of process {@code pid}; empty when it does not exist (any more) or cannot be read. */
+    public Optional<Instant> of(int pid) {
+        if (pid <= 0) {
+            return Optional.empty();
+        }
+        try {
+            long ticks = startTicks(read(Path.of(hostProc, Integer.toString(pid), "stat")));
+            return Optional.of(boot().plus(Duration.ofMillis(ticks * 1000 / TICKS_PER_SECOND)));
+        } catch (IOException | IllegalArgumentException e) {
+            return Optional.empty();
+        }
+    }
+
+    private Instant boot() throws IOException {
+        Instant b = boot;
+        if (b == null) {
+            Instant now = clock.instant();
+            b = now.minus(uptime(read(Path.of(hostProc, "uptime"))));
+            boot = b;
+        }
+        return b;
+    }
+
+    /** {@code starttime} from a {@code stat} line: the 20th field after the command name's closing parenthesis. */
+    static long startTicks(String stat) {
+        // The command name is the process's own choice and may hold spaces and parentheses.
+        int end = stat.lastIndexOf(')');
+        if (end < 0) {
+            throw new IllegalArgumentException("not a stat line");
+        }
+        String[] fields = stat.substring(end + 1).trim().split(" ");
+        if (fields.length < 20) {
+            throw new IllegalArgumentException("stat line with " + fields.length + " fields after the name");
+        }
+        long ticks = Long.parseLong(fields[19]);
+        if (ticks < 0) {
+            throw new IllegalArgumentException("negative start time");
+        }
+        return ticks;
+    }
+
+    /** The first number of {@code /proc/uptime} ("12345.67 2345.89"). */
+    static Duration uptime(String text) {
+        String first = text.trim().split("\\s+")[0];
+        int dot = first.indexOf('.');
+        long seconds = Long.parseLong(dot < 0 ? first : first.substring(0, dot));
+        String fraction = dot < 0 ? "" : (first.substring(dot + 1) + "000000000").substring(0, 9);
+        if (seconds < 0 || !fraction.chars().allMatch(Character::isDigit)) {
+            throw new IllegalArgumentException("not an uptime: " + first);
+        }
+        return Duration.ofSeconds(seconds, fraction.isEmpty() ? 0 : Long.parseLong(fraction));
+    }
+
+    private static String read(Path file) throws IOException {
+        try (InputStream in = Files.newInputStream(file)) {
+            return new String(in.readNBytes(MAX_STAT), StandardCharsets.US_ASCII);
+        }
+    }
+}

@@ -1,0 +1,100 @@
+package io.driveralias.agent.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.driveralias.agent.config.RuntimeChoice.Kind;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class RuntimeChoiceTest {
+
+    private static AgentConfig parse(List<String> args, Map<String, String> env) throws ConfigException {
+        return ConfigParser.parse(args, env);
+    }
+
+    private static List<Kind> resolve(AgentConfig config, String... existing) throws ConfigException {
+        return RuntimeChoice.resolve(config, Set.of(existing)::contains);
+    }
+
+    @Test
+    void defaultsWatchWhatIsThereInContainerdsUsualPlaces() throws ConfigException {
+        AgentConfig c = parse(List.of("run"), Map.of());
+        assertThat(c.runtimes()).containsExactly("auto");
+        assertThat(c.containerdAddress()).isEqualTo("unix:///run/containerd/containerd.sock");
+        assertThat(c.containerdNamespace()).isEqualTo("k8s.io");
+        assertThat(c.containerdState()).isEqualTo("/run/containerd");
+    }
+
+    @Test
+    void autoWatchesEachRuntimeWhoseSocketExistsDockerFirst() throws ConfigException {
+        AgentConfig c = parse(List.of("run"), Map.of());
+        assertThat(resolve(c, "/var/run/docker.sock")).containsExactly(Kind.DOCKER);
+        assertThat(resolve(c, "/run/containerd/containerd.sock")).containsExactly(Kind.CONTAINERD);
+        assertThat(resolve(c, "/run/containerd/containerd.sock", "/var/run/docker.sock")).containsExactly(Kind.DOCKER,
+                Kind.CONTAINERD);
+    }
+
+    @Test
+    void autoFindingNothingSaysWhatItLookedForWhere() throws ConfigException {
+        AgentConfig c = parse(List.of("run"), Map.of());
+        assertThatThrownBy(() -> resolve(c)).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("found no container runtime")
+                .hasMessageContaining("/var/run/docker.sock").hasMessageContaining("/run/containerd/containerd.sock")
+                .hasMessageContaining("--runtime containerd");
+    }
+
+    @Test
+    void aRuntimeNamedOrWhoseAddressIsGivenIsWatchedEvenWithoutItsSocket() throws ConfigException {
+        assertThat(resolve(parse(List.of("run", "--runtime", "containerd"), Map.of()))).containsExactly(Kind.CONTAINERD);
+        assertThat(resolve(parse(List.of("run", "--runtime", "containerd", "--runtime", "docker"), Map.of())))
+                .containsExactly(Kind.DOCKER, Kind.CONTAINERD);
+        assertThat(resolve(parse(List.of("run"), Map.of("DRIVER_ALIAS_RUNTIME", "docker, containerd"))))
+                .containsExactly(Kind.DOCKER, Kind.CONTAINERD);
+        assertThat(resolve(parse(List.of("run", "--docker-host", "unix:///nonexistent/docker.sock"), Map.of())))
+                .as("an address given is a runtime asked for").containsExactly(Kind.DOCKER);
+        assertThat(resolve(parse(List.of("run"), Map.of("CONTAINERD_ADDRESS", "/x/containerd.sock"))))
+                .containsExactly(Kind.CONTAINERD);
+        assertThat(resolve(parse(List.of("run", "--docker-host", "tcp://10.0.0.1:2375"), Map.of())))
+                .containsExactly(Kind.DOCKER);
+        assertThat(resolve(parse(List.of("run", "--runtime", "docker"), Map.of()), "/run/containerd/containerd.sock"))
+                .as("not auto: only what is named").containsExactly(Kind.DOCKER);
+    }
+
+    @Test
+    void containerdsAddressFromFlagEnvironmentOrCtrsVariable() throws ConfigException {
+        assertThat(parse(List.of("run", "--containerd-address", "unix:///var/snap/containerd.sock"), Map.of())
+                .containerdAddress()).isEqualTo("unix:///var/snap/containerd.sock");
+        assertThat(parse(List.of("run"), Map.of("CONTAINERD_ADDRESS", "/run/k3s/containerd/containerd.sock"))
+                .containerdAddress()).isEqualTo("unix:///run/k3s/containerd/containerd.sock");
+        assertThat(parse(List.of("run"), Map.of("DRIVER_ALIAS_CONTAINERD_ADDRESS", "/a.sock", "CONTAINERD_ADDRESS", "/b.sock"))
+                .containerdAddress()).isEqualTo("unix:///a.sock");
+        for (String bad : List.of("tcp://1.2.3.4:1", "unix://host/x.sock", "relative.sock", "unix:///")) {
+            assertThatThrownBy(() -> parse(List.of("run", "--containerd-address", bad), Map.of())).as(bad)
+                    .hasMessageContaining("--containerd-address");
+        }
+    }
+
+    @Test
+    void dockersNamespaceAndNonNamesAreRefused() throws ConfigException {
+        assertThat(parse(List.of("run", "--containerd-namespace", "default"), Map.of()).containerdNamespace()).isEqualTo("default");
+        assertThatThrownBy(() -> parse(List.of("run", "--containerd-namespace", "moby"), Map.of()))
+                .hasMessageContaining("moby is Docker's own namespace").hasMessageContaining("--runtime docker");
+        for (String bad : List.of("../x", "a b", "x".repeat(77), "-k8s")) {
+            assertThatThrownBy(() -> parse(List.of("run", "--containerd-namespace", bad), Map.of())).as(bad)
+                    .hasMessageContaining("--containerd-namespace");
+        }
+    }
+
+    @Test
+    void theStateDirectoryIsAbsoluteAndTheRuntimesKnown() throws ConfigException {
+        assertThat(parse(List.of("run", "--containerd-state", "/var/run/containerd/"), Map.of()).containerdState())
+                .isEqualTo("/var/run/containerd");
+        assertThatThrownBy(() -> parse(List.of("run", "--containerd-state", "run/containerd"), Map.of()))
+                .hasMessageContaining("--containerd-state");
+        assertThatThrownBy(() -> parse(List.of("run", "--runtime", "cri-o"), Map.of()))
+                .hasMessageContaining("--runtime is auto, docker or containerd");
+    }
+}

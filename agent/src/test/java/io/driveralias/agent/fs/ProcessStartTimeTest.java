@@ -1,0 +1,75 @@
+package io.driveralias.agent.fs;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ProcessStartTimeTest {
+
+    private static String stat(String comm, long startTicks) {
+        // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime
+        // priority nice threads itrealvalue starttime vsize ...
+        return "4242 (" + comm + ") S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 " + startTicks
+                + " 1024 10 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 0 0 0 0 0 0\n";
+    }
+
+    @Test
+    void theStartFieldComesAfterTheNameWhateverTheNameHolds() {
+        assertThat(ProcessStartTime.startTicks(stat("sleep", 123456))).isEqualTo(123456);
+        assertThat(ProcessStartTime.startTicks(stat("a) S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 999 (", 77))).isEqualTo(77);
+        assertThat(ProcessStartTime.startTicks(stat(" ", 5))).isEqualTo(5);
+    }
+
+    @Test
+    void brokenStatLinesAreRefused() {
+        assertThatThrownBy(() -> ProcessStartTime.startTicks("")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> ProcessStartTime.startTicks("1 (x) S 1 2")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> ProcessStartTime.startTicks(stat("x", 1).replace(" 1 1024 ", " -1 1024 ")))
+                .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> ProcessStartTime.startTicks(stat("x", 1).replace(" 1 1024 ", " x 1024 ")))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void uptimeToTheHundredth() {
+        assertThat(ProcessStartTime.uptime("12345.67 2345.89\n")).isEqualTo(Duration.ofMillis(12_345_670));
+        assertThat(ProcessStartTime.uptime("5")).isEqualTo(Duration.ofSeconds(5));
+        assertThatThrownBy(() -> ProcessStartTime.uptime("-5.00 1")).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> ProcessStartTime.uptime("5.x0 1")).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void aProcessStartIsBootPlusItsTicksAndTheSameEveryTime(@TempDir Path proc) throws IOException {
+        Files.writeString(proc.resolve("uptime"), "1000.50 10.00\n");
+        Files.createDirectories(proc.resolve("4242"));
+        Files.writeString(proc.resolve("4242/stat"), stat("cuda app", 90_025));
+        Instant now = Instant.parse("2026-12-01T10:00:00Z");
+        ProcessStartTime times = new ProcessStartTime(proc.toString(), Clock.fixed(now, ZoneOffset.UTC));
+        Instant boot = now.minusMillis(1_000_500);
+        assertThat(times.of(4242)).contains(boot.plusMillis(900_250));
+        Files.writeString(proc.resolve("uptime"), "2000.00 10.00\n");
+        assertThat(times.of(4242)).as("the boot instant is taken once").contains(boot.plusMillis(900_250));
+        assertThat(times.of(4243)).isEmpty();
+        assertThat(times.of(0)).isEmpty();
+        assertThat(times.of(-1)).isEmpty();
+    }
+
+    /** The kernel's start of this JVM precedes the JVM's own record of its start by the time the JVM takes to boot. */
+    @Test
+    void thisProcessStartedJustBeforeTheJvmSaysItDid() {
+        long pid = ProcessHandle.current().pid();
+        Instant started = new ProcessStartTime("/proc", Clock.systemUTC()).of((int) pid).orElseThrow();
+        Instant jvm = Instant.ofEpochMilli(java.lang.management.ManagementFactory.getRuntimeMXBean().getStartTime());
+        assertThat(started).isBefore(jvm.plusMillis(20));
+        assertThat(Duration.between(started, jvm)).isLessThan(Duration.ofSeconds(5));
+    }
+}

@@ -1,0 +1,314 @@
+package io.driveralias.agent.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * A real containerd for the integration tests: Debian's, private (its own root, state, gRPC,
+ * ttrpc and debug sockets under a temp dir, its runc state too), with the CRI plugin on: a
+ * small local sandbox image, no CNI (pods use the node's network, as the CRI allows), and two
+ * runtime handlers, {@code runc} (the default) and {@code nvidia}, both io.containerd.runc.v2,
+ * the second with {@code BinaryName} = a launcher named {@code nvidia-container-runtime} of the
+ * test wrapper {@code src/test/fixtures/containerd-gpu-runtime.sh}, as the GPU Operator
+ * configures NVIDIA's. Started once per test JVM and stopped at its end; {@link #kill} and
+ * {@link #start} restart it (the shims and containers live on). Tests drive it through
+ * {@code ctr} and {@link CriClient}, independently of the code under test.
+ */
+public final class ContainerdHarness {
+
+    /** The CRI's namespace. */
+    public static final String K8S = "k8s.io";
+    public static final String PAUSE_IMAGE = "docker.io/daa-test/pause:1";
+
+    private static ContainerdHarness shared;
+
+    private final Path dir;
+    private final Map<String, String> imported = new ConcurrentHashMap<>();
+    private Process daemon;
+    private CriClient cri;
+
+    private ContainerdHarness(Path dir) {
+        this.dir = dir;
+    }
+
+    public static synchronized ContainerdHarness get() {
+        if (shared == null) {
+            try {
+                Path dir = Files.createTempDirectory("daa-containerd-");
+                // A mount of its own in a shared peer group, as a systemd host has /run: a container given
+                // the state directory with HostToContainer propagation sees the roots mounted there later.
+                Processes.check(List.of("mount", "--bind", dir.toString(), dir.toString()));
+                Processes.check(List.of("mount", "--make-shared", dir.toString()));
+                shared = new ContainerdHarness(dir);
+                shared.configure();
+                shared.start();
+                Runtime.getRuntime().addShutdownHook(new Thread(shared::destroy));
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+        return shared;
+    }
+
+    public String socket() {
+        return dir.resolve("containerd.sock").toString();
+    }
+
+    /** {@code unix:///...}, as {@code --containerd-address} takes it. */
+    public String address() {
+        return "unix://" + socket();
+    }
+
+    /** containerd's state directory ({@code --containerd-state}): the tasks' bundles and roots. */
+    public Path stateDir() {
+        return dir.resolve("state");
+    }
+
+    public Path rootDir() {
+        return dir.resolve("root");
+    }
+
+    /** runc's state directory for the containers made here ({@code ctr --runc-root}). */
+    public Path runcRoot() {
+        return dir.resolve("runc");
+    }
+
+    /** The nvidia handler's BinaryName: the launcher of the test wrapper. */
+    public Path gpuRuntimeBinary() {
+        return dir.resolve("bin/nvidia-container-runtime");
+    }
+
+    /**
+     * While {@code holdStart(id)} lasts, the nvidia handler's {@code runc start} of that container
+     * waits: its task exists (created, its process before its first instruction), not yet started.
+     */
+    public Hold holdStart(String id) {
+        Path hold = holdDir().resolve(id);
+        try {
+            Files.writeString(hold, "");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return () -> {
+            try {
+                Files.deleteIfExists(hold);
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        };
+    }
+
+    /** A held start, let go by {@link #close()}. */
+    public interface Hold extends AutoCloseable {
+        @Override
+        void close();
+    }
+
+    private Path holdDir() {
+        return dir.resolve("hold");
+    }
+
+    public synchronized CriClient cri() {
+        if (cri == null) {
+            cri = new CriClient(socket(), dir.resolve("pod-logs"));
+        }
+        return cri;
+    }
+
+    private void configure() throws IOException {
+        Path fixture = RealDriver.moduleDir().resolve("src/test/fixtures/containerd-gpu-runtime.sh").toAbsolutePath();
+        Path launcher = Files.createDirectories(dir.resolve("bin")).resolve("nvidia-container-runtime");
+        Files.writeString(launcher, "#!/bin/sh\nexport DAA_HOLD_DIR=" + holdDir() + "\nexec " + fixture + " \"$@\"\n");
+        Files.createDirectories(holdDir());
+        Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.createDirectories(dir.resolve("pod-logs"));
+        Files.createDirectories(dir.resolve("cni/conf"));
+        Files.createDirectories(dir.resolve("cni/bin"));
+        Files.writeString(dir.resolve("config.toml"), """
+                version = 2
+                root = "%1$s/root"
+                state = "%1$s/state"
+                [grpc]
+                  address = "%1$s/containerd.sock"
+                [ttrpc]
+                  address = "%1$s/containerd.sock.ttrpc"
+                [debug]
+                  address = "%1$s/debug.sock"
+                [plugins."io.containerd.internal.v1.opt"]
+                  path = "%1$s/opt"
+                [plugins."io.containerd.grpc.v1.cri"]
+                  sandbox_image = "%2$s"
+                  stream_server_port = "0"
+                  # The sandbox asks for oom_score_adj -998; in a machine without CAP_SYS_RESOURCE (a CI
+                  # container) runc may not lower it: keep it no lower than containerd's own.
+                  restrict_oom_score_adj = true
+                  [plugins."io.containerd.grpc.v1.cri".cni]
+                    bin_dir = "%1$s/cni/bin"
+                    conf_dir = "%1$s/cni/conf"
+                  [plugins."io.containerd.grpc.v1.cri".containerd]
+                    snapshotter = "overlayfs"
+                    default_runtime_name = "runc"
+                    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
+                      runtime_type = "io.containerd.runc.v2"
+                      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
+                        Root = "%1$s/runc"
+                    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
+                      runtime_type = "io.containerd.runc.v2"
+                      # containerd 1.6 passes a container's annotations to its OCI spec only where the
+                      # handler lists them; a GPU node with CDI annotations lists cdi.k8s.io/*.
+                      container_annotations = ["cdi.k8s.io/*"]
+                      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
+                        BinaryName = "%3$s"
+                        Root = "%1$s/runc"
+                """.formatted(dir, PAUSE_IMAGE, launcher));
+    }
+
+    /** Starts containerd (again, after {@link #kill}) and waits until it answers; imports the sandbox image once. */
+    public synchronized void start() {
+        try {
+            daemon = new ProcessBuilder("containerd", "--config", dir.resolve("config.toml").toString())
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("containerd.log").toFile()))
+                    .start();
+        } catch (IOException e) {
+            throw new AssertionError("cannot start containerd (apt-get install containerd; .ci/run does): " + e, e);
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (Processes.run(ctr("version"), 10).exitCode() != 0) {
+            if (!daemon.isAlive()) {
+                throw new AssertionError("containerd exited: " + log());
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("containerd did not answer within 60 s: " + log());
+            }
+            DockerHarness.sleep(100);
+        }
+        if (!imported.containsKey(K8S + " " + PAUSE_IMAGE)) {
+            Path root = pauseRoot();
+            importImage(K8S, PAUSE_IMAGE, root, List.of("/bin/sleep", "2147483647"));
+        }
+    }
+
+    /** containerd's pid, while it runs. */
+    public synchronized long pid() {
+        return daemon.pid();
+    }
+
+    /** {@code kill -9} of containerd alone: its shims and their containers go on, as on a node. */
+    public synchronized void kill() {
+        daemon.destroyForcibly();
+        try {
+            daemon.waitFor(30, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** A test image (TestImages' root) imported into {@code namespace} as {@code docker.io/daa-test/<name>:1}. */
+    public String image(String namespace, String name, String libDir, TestImages.RootCustomizer extra, String... command) {
+        String ref = "docker.io/daa-test/" + name + ":1";
+        importImage(namespace, ref, TestImages.rootTar(name, libDir, extra), List.of(command));
+        return ref;
+    }
+
+    private void importImage(String namespace, String ref, Path rootTar, List<String> command) {
+        imported.computeIfAbsent(namespace + " " + ref, key -> {
+            Path archive = OciArchive.write(rootTar, ref, command, dir.resolve("image-" + Math.abs(key.hashCode()) + ".tar"));
+            Processes.check(ctr("-n", namespace, "images", "import", archive.toString()));
+            return ref;
+        });
+    }
+
+    /** A root of busybox alone, whose sleep is the sandbox's "pause". */
+    private Path pauseRoot() {
+        try {
+            Path root = Files.createDirectories(dir.resolve("pause-root/bin"));
+            Files.copy(Path.of("/bin/busybox"), root.resolve("busybox"));
+            Files.createSymbolicLink(root.resolve("sleep"), Path.of("busybox"));
+            Path tar = dir.resolve("pause-root.tar");
+            Processes.check(List.of("tar", "--numeric-owner", "-C", root.getParent().toString(), "-cf", tar.toString(), "."));
+            return tar;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** A ctr command line against this containerd. */
+    public List<String> ctr(String... args) {
+        List<String> cmd = new ArrayList<>(List.of("ctr", "-a", socket()));
+        cmd.addAll(List.of(args));
+        return cmd;
+    }
+
+    /** Runs ctr and requires success; returns its trimmed output. */
+    public String run(String... args) {
+        return Processes.check(ctr(args)).trim();
+    }
+
+    /**
+     * {@code ctr run -d} of {@code image} in {@code namespace}: a container and its started task,
+     * with runc's state kept here. Returns the id.
+     */
+    public String ctrRun(String namespace, String image, String id, String... command) {
+        List<String> args = new ArrayList<>(List.of("-n", namespace, "run", "-d", "--runc-root", runcRoot().toString(), image, id));
+        args.addAll(List.of(command));
+        run(args.toArray(String[]::new));
+        return id;
+    }
+
+    private String log() {
+        try {
+            List<String> lines = Files.readAllLines(dir.resolve("containerd.log"));
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
+        } catch (IOException e) {
+            return "(no log)";
+        }
+    }
+
+    /**
+     * At JVM exit: the shims of this containerd (found by its socket, on their command lines) and
+     * their containers, then containerd; the mounts under its directory, then the directory.
+     */
+    private synchronized void destroy() {
+        try {
+            if (cri != null) {
+                cri.close();
+            }
+            String shims = Processes.run(List.of("pgrep", "-f", "containerd-shim.* -address " + socket()), 10).output();
+            for (String shim : shims.split("\\s+")) {
+                if (shim.matches("[1-9][0-9]*")) {
+                    Processes.run(List.of("pkill", "-9", "-P", shim), 10);
+                    Processes.run(List.of("kill", "-9", shim), 10);
+                }
+            }
+            if (daemon != null) {
+                daemon.destroyForcibly().waitFor(30, TimeUnit.SECONDS);
+            }
+            List<String> mounts = new ArrayList<>();
+            for (String line : Files.readAllLines(Path.of("/proc/self/mounts"))) {
+                String target = line.split(" ")[1];
+                if (target.startsWith(dir + "/")) {
+                    mounts.add(target);
+                }
+            }
+            mounts.sort(Comparator.comparingInt(String::length).reversed());
+            for (String mount : mounts) {
+                Processes.run(List.of("umount", "-l", mount), 30);
+            }
+            Processes.run(List.of("umount", "-l", dir.toString()), 30);
+            Processes.run(List.of("rm", "-rf", dir.toString()), 120);
+        } catch (IOException | RuntimeException | AssertionError e) {
+            // Best effort at JVM exit.
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
