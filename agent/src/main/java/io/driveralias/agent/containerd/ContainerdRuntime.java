@@ -169,11 +169,16 @@ public final class ContainerdRuntime implements ContainerRuntime {
         return handler;
     }
 
-    /** containerd does not block on a start: a container without a live process is described at once. */
+    /**
+     * Nothing to peek at: containerd never makes {@link #describe} wait on a start, and its
+     * creation and its task's are seconds apart under the CRI (milliseconds with {@code ctr run},
+     * where the start path at {@code /tasks/create} still comes before the first instruction). The
+     * create job describes the container and writes into its writable layer at once, without
+     * waiting for a mount that comes later.
+     */
     @Override
-    public Optional<ContainerInfo> peekCreated(String id) throws ContainerRuntimeException {
-        ContainerInfo info = describe(id);
-        return info.running() ? Optional.empty() : Optional.of(info);
+    public Optional<ContainerInfo> peekCreated(String id) {
+        return Optional.empty();
     }
 
     @Override
