@@ -118,13 +118,13 @@ public final class ContainerRepairer {
                 return Optional.of(finish(ref, ContainerOutcome.EXCLUDED, Optional.empty(), info.startedAt(),
                         receivedAt, excluded.get()));
             }
+            if (!info.running()) {
+                return Optional.of(gone(ref, info.startedAt(), receivedAt, "exited before it could be examined"));
+            }
             Optional<String> notGpu = withoutGpuRequest(info);
             if (notGpu.isPresent()) {
                 return Optional.of(finish(ref, ContainerOutcome.NO_DRIVER, Optional.empty(), info.startedAt(),
                         receivedAt, notGpu.get()));
-            }
-            if (!info.running()) {
-                return Optional.of(gone(ref, info.startedAt(), receivedAt, "exited before it could be examined"));
             }
             Examination result = repairRunning(info, ref, receivedAt, mode);
             if (result.outcome() == ContainerOutcome.FAILED && !stillSameStart(info)) {

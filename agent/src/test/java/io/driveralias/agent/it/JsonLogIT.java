@@ -54,9 +54,10 @@ class JsonLogIT {
     @Test
     void everyLineFromStartToExitIsAnEcsObject() {
         int port = AgentProcess.freePort();
-        List<String> cmd = List.of(AgentProcess.java(), "@" + RepoFiles.path("agent/image/jvm.options"),
+        List<String> cmd = new java.util.ArrayList<>(List.of(AgentProcess.java(), "@" + RepoFiles.path("agent/image/jvm.options"),
                 "-jar", AgentProcess.jar().toString(), "run", "--log-format", "json", "--docker-host", docker.host(),
-                "--listen", "127.0.0.1:" + port, "--resync-interval", "5s", "--kubernetes", "off");
+                "--listen", "127.0.0.1:" + port, "--resync-interval", "5s", "--kubernetes", "off"));
+        cmd.addAll(TestImages.hostLibraryArguments());
         String hostilePod = "train-0\"}\n{\"log.level\":\"ERROR\",\"message\":\"forged\"}";
         String id;
         String output;

@@ -94,15 +94,21 @@ class RuntimeInjectedDriverIT {
                 assertThat(containers.firstInstructions(created)).as("create, then start: the cache lists the aliases")
                         .contains("cache=yes");
                 int beforeStart = 0;
+                List<String> atStart = new ArrayList<>();
                 for (String id : runs) {
                     containers.awaitWorking(id);
                     agent.awaitLog("repaired container " + id.substring(0, 12), Duration.ofSeconds(30));
-                    beforeStart += agent.logLines("repaired container " + id.substring(0, 12) + " (").stream()
-                            .anyMatch(l -> l.contains(") before start: ")) ? 1 : 0;
+                    List<String> lines = agent.logLines("repaired container " + id.substring(0, 12) + " (");
+                    if (lines.stream().anyMatch(l -> l.contains(") before start: "))) {
+                        beforeStart++;
+                    } else {
+                        atStart.addAll(lines);
+                    }
                 }
                 System.out.printf("[runtime-injected] docker run: reported repaired before start %d of %d%n",
                         beforeStart, runs.size());
-                assertThat(beforeStart).as("the start path found everything in place").isEqualTo(runs.size());
+                assertThat(beforeStart).as("the start path found everything in place; repaired at start instead: %s;"
+                        + " the causes: %s", atStart, agent.logLines("after their first instruction")).isEqualTo(runs.size());
                 // NVML only: aliases for what this capability set received before, nothing else.
                 String utility = containers.startWithoutMounts("--runtime", "gpu", "--env", "NVIDIA_VISIBLE_DEVICES=all",
                         "--env", "NVIDIA_DRIVER_CAPABILITIES=utility");
