@@ -137,7 +137,7 @@ public final class Main {
                 watched.add(new Agent.Watched(runtime, new RuntimeEvents(runtime), parts.repairer(runtime)));
             }
             Agent agent = new Agent(watched, new ExaminationReporter(metrics, podEvents), metrics, clock,
-                    config.workers(), config.resyncInterval(), config.shutdownGrace());
+                    config.workers(), config.resyncInterval(), config.shutdownGrace(), config.podUid());
             try (AgentHttpServer http = new AgentHttpServer(
                     new InetSocketAddress(config.listenHost(), config.listenPort()), metrics::scrape, agent, web)) {
                 CountDownLatch stop = new CountDownLatch(1);

@@ -49,7 +49,12 @@ public record AgentConfig(
         /** The containerd namespace watched ({@code k8s.io}, the CRI's); never {@code moby}. */
         String containerdNamespace,
         /** containerd's state directory, where it mounts a task's root. */
-        String containerdState) {
+        String containerdState,
+        /**
+         * The uid of the agent's own pod (the DaemonSet gives it from metadata.uid): the agent is ready
+         * only once a watched runtime runs it; empty outside Kubernetes.
+         */
+        Optional<String> podUid) {
 
     /** Where the NVIDIA runtimes put driver files (docs/design.md); {@code --lib-dir} adds more. */
     public static final List<String> DEFAULT_LIBRARY_DIRECTORIES = List.of(

@@ -55,6 +55,8 @@ public final class ConfigParser {
             new Option("json", "false", false, true, "machine-readable output for check and repair"),
             new Option("kubernetes", "auto", false, false, "auto|on|off: Kubernetes Events on the pod"),
             new Option("node-name", null, false, false, "this node's name (default: $NODE_NAME)"),
+            new Option("pod-uid", null, false, false, "the agent's own pod's uid (default: $POD_UID; the DaemonSet"
+                    + " sets it): ready only once a watched runtime runs the pod"),
             new Option("log-format", "text", false, false, "text|json"),
             new Option("log-level", "info", false, false, "error|warn|info|debug|trace"),
             new Option("host-proc", "/proc", false, false, "where the host's processes are visible"),
@@ -198,7 +200,20 @@ public final class ConfigParser {
                 RuntimeChoice.parse(v.list("runtime"), givenDockerHost.isPresent(), givenContainerd.isPresent()),
                 RuntimeChoice.containerdAddress(givenContainerd.orElse(option("containerd-address").defaultValue())),
                 RuntimeChoice.containerdNamespace(v.single("containerd-namespace")),
-                RuntimeChoice.containerdState(v.single("containerd-state")));
+                RuntimeChoice.containerdState(v.single("containerd-state")), podUid(v, env));
+    }
+
+    private static final Pattern POD_UID = Pattern.compile(
+            "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
+
+    /** A pod's uid is a UUID: anything else would end up in a runtime's label filter. */
+    private static Optional<String> podUid(Values v, Map<String, String> env) throws ConfigException {
+        Optional<String> uid = v.optional("pod-uid").or(() -> Optional.ofNullable(env.get("POD_UID")).filter(s -> !s.isBlank()))
+                .map(String::trim);
+        if (uid.isPresent() && !POD_UID.matcher(uid.get()).matches()) {
+            throw new ConfigException("--pod-uid must be a pod's uid (a UUID, as metadata.uid), got " + uid.get());
+        }
+        return uid;
     }
 
     /**

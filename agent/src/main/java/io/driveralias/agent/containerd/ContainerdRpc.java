@@ -8,6 +8,8 @@ import io.driveralias.agent.containerd.api.GetContainerRequest;
 import io.driveralias.agent.containerd.api.GetContainerResponse;
 import io.driveralias.agent.containerd.api.GetTaskRequest;
 import io.driveralias.agent.containerd.api.GetTaskResponse;
+import io.driveralias.agent.containerd.api.ListContainersRequest;
+import io.driveralias.agent.containerd.api.ListContainersResponse;
 import io.driveralias.agent.containerd.api.ListTasksRequest;
 import io.driveralias.agent.containerd.api.ListTasksResponse;
 import io.driveralias.agent.containerd.api.MountsRequest;
@@ -33,6 +35,9 @@ final class ContainerdRpc {
     static final MethodDescriptor<GetContainerRequest, GetContainerResponse> GET_CONTAINER = unary(
             "containerd.services.containers.v1.Containers/Get", GetContainerRequest.getDefaultInstance(),
             GetContainerResponse.parser());
+    static final MethodDescriptor<ListContainersRequest, ListContainersResponse> LIST_CONTAINERS = unary(
+            "containerd.services.containers.v1.Containers/List", ListContainersRequest.getDefaultInstance(),
+            ListContainersResponse.parser());
     static final MethodDescriptor<GetTaskRequest, GetTaskResponse> GET_TASK = unary("containerd.services.tasks.v1.Tasks/Get",
             GetTaskRequest.getDefaultInstance(), GetTaskResponse.parser());
     static final MethodDescriptor<ListTasksRequest, ListTasksResponse> LIST_TASKS = unary(

@@ -4,6 +4,7 @@ import com.google.protobuf.Empty;
 import io.driveralias.agent.containerd.api.Container;
 import io.driveralias.agent.containerd.api.GetContainerRequest;
 import io.driveralias.agent.containerd.api.GetTaskRequest;
+import io.driveralias.agent.containerd.api.ListContainersRequest;
 import io.driveralias.agent.containerd.api.ListTasksRequest;
 import io.driveralias.agent.containerd.api.Mount;
 import io.driveralias.agent.containerd.api.MountsRequest;
@@ -36,6 +37,9 @@ import org.slf4j.LoggerFactory;
  * task (the process, from its creation on); when that process started, from the kernel.
  */
 public final class ContainerdRuntime implements ContainerRuntime {
+
+    /** The CRI's label of a pod's uid on each of its containers. */
+    private static final String POD_UID_LABEL = "io.kubernetes.pod.uid";
 
     private static final Logger LOG = LoggerFactory.getLogger(ContainerdRuntime.class);
     static final Duration CALL_DEADLINE = Duration.ofSeconds(5);
@@ -179,6 +183,13 @@ public final class ContainerdRuntime implements ContainerRuntime {
     @Override
     public Optional<ContainerInfo> peekCreated(String id) {
         return Optional.empty();
+    }
+
+    @Override
+    public boolean runsPod(String podUid) throws ContainerRuntimeException {
+        ListContainersRequest request = ListContainersRequest.newBuilder()
+                .addFilters("labels.\"" + POD_UID_LABEL + "\"==" + podUid).build();
+        return client.callInNamespace(ContainerdRpc.LIST_CONTAINERS, request, CALL_DEADLINE).getContainersCount() > 0;
     }
 
     @Override

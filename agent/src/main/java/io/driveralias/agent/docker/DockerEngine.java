@@ -188,6 +188,19 @@ public final class DockerEngine implements ContainerRuntime {
     }
 
     @Override
+    public boolean runsPod(String podUid) throws ContainerRuntimeException {
+        String path = "/v" + apiVersion() + "/containers/json?filters="
+                + query("{\"label\":[\"io.kubernetes.pod.uid=" + podUid + "\"]}");
+        try (DockerHttpClient.Response response = execute(http, get(path));
+             InputStream body = new BoundedInput(response.getBody(), MAX_RESPONSE)) {
+            requireOk(path, response.getStatusCode(), body);
+            return !ids(body).isEmpty();
+        } catch (IOException e) {
+            throw new ContainerRuntimeException.Unreachable("reading " + path + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
     public List<String> runningContainerIds() throws ContainerRuntimeException {
         String path = "/v" + apiVersion() + "/containers/json?filters=" + RUNNING;
         try (DockerHttpClient.Response response = execute(http, get(path));

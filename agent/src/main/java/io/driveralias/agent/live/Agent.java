@@ -71,14 +71,24 @@ public final class Agent implements AgentStatus, AutoCloseable {
     private final List<Thread> workers = new ArrayList<>();
     private final ScheduledExecutorService reconciler = daemonScheduler("reconcile");
     private final ScheduledExecutorService pinger = daemonScheduler("runtime-ping");
+    private final Optional<String> podUid;
+    /** Whether a watched runtime runs the agent's own pod: null until every runtime has reconciled once. */
+    private volatile Boolean ownPodFound;
 
     public Agent(List<Watched> watched, ExaminationReporter reporter, RepairMetrics metrics, Clock clock,
                  int workerCount, Duration resyncInterval, Duration shutdownGrace) {
-        this(watched, reporter, metrics, clock, workerCount, resyncInterval, shutdownGrace, Tuning.DEFAULT);
+        this(watched, reporter, metrics, clock, workerCount, resyncInterval, shutdownGrace, Tuning.DEFAULT, Optional.empty());
+    }
+
+    /** {@code podUid}: the agent's own pod, which a watched runtime must run before the agent is ready. */
+    public Agent(List<Watched> watched, ExaminationReporter reporter, RepairMetrics metrics, Clock clock,
+                 int workerCount, Duration resyncInterval, Duration shutdownGrace, Optional<String> podUid) {
+        this(watched, reporter, metrics, clock, workerCount, resyncInterval, shutdownGrace, Tuning.DEFAULT, podUid);
     }
 
     Agent(List<Watched> watched, ExaminationReporter reporter, RepairMetrics metrics, Clock clock, int workerCount,
-          Duration resyncInterval, Duration shutdownGrace, Tuning tuning) {
+          Duration resyncInterval, Duration shutdownGrace, Tuning tuning, Optional<String> podUid) {
+        this.podUid = podUid;
         if (watched.isEmpty()) {
             throw new IllegalArgumentException("no runtime to watch");
         }
@@ -186,10 +196,45 @@ public final class Agent implements AgentStatus, AutoCloseable {
                 && workers.stream().anyMatch(Thread::isAlive);
     }
 
-    /** Every watched runtime reconciled once and reachable now. */
+    /** Every watched runtime reconciled once and reachable now, and, in a pod, one of them runs it. */
     @Override
     public boolean ready() {
-        return runtimes.values().stream().allMatch(w -> w.reconciled && w.up());
+        return runtimes.values().stream().allMatch(w -> w.reconciled && w.up())
+                && (podUid.isEmpty() || Boolean.TRUE.equals(ownPodFound));
+    }
+
+    /**
+     * In a pod: once every runtime has listed its containers, whether one of them runs the
+     * agent's own pod. None does on a node whose kubelet uses a runtime the agent does not watch
+     * (containerd beside Docker during a migration, CRI-O): the agent would be ready and repair
+     * nothing. Asked again at every reconcile until found.
+     */
+    private synchronized void lookForOwnPod() {
+        if (podUid.isEmpty() || Boolean.TRUE.equals(ownPodFound)
+                || !runtimes.values().stream().allMatch(w -> w.reconciled)) {
+            return;
+        }
+        boolean found = false;
+        for (RuntimeWatch w : runtimes.values()) {
+            try {
+                found = w.watched.runtime().runsPod(podUid.get());
+            } catch (ContainerRuntimeException e) {
+                LOG.debug("{} could not say whether it runs pod {}: {}", w.display(), podUid.get(), e.getMessage());
+                return;
+            }
+            if (found) {
+                break;
+            }
+        }
+        metrics.ownPodVisible(found);
+        if (found && ownPodFound != null) {
+            LOG.info("found its own pod {} through a watched runtime: ready", podUid.get());
+        } else if (!found && ownPodFound == null) {
+            LOG.error("this node's containers run in a runtime the agent does not watch: its own pod {} runs in none of {};"
+                    + " not ready (docs/runbook.md#driveraliasruntimenotwatched)", podUid.get(),
+                    runtimes.values().stream().map(w -> w.display() + " at " + w.watched.runtime().endpoint()).toList());
+        }
+        ownPodFound = found;
     }
 
     /** Stops taking events, lets repairs in flight finish (bounded by the grace), then stops. */
@@ -345,6 +390,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
                         running.size(), queued, name());
             }
             reconciled = true;
+            lookForOwnPod();
         }
     }
 }

@@ -47,6 +47,13 @@ public interface ContainerRuntime extends AutoCloseable {
      */
     Optional<ContainerInfo> peekCreated(String id) throws ContainerRuntimeException;
 
+    /**
+     * True if this runtime runs a container of the pod with this uid (the kubelet's
+     * {@code io.kubernetes.pod.uid} label): how an agent in a pod finds out whether it watches
+     * the runtime that runs the node's pods. {@code podUid} is a pod uid, checked by the caller.
+     */
+    boolean runsPod(String podUid) throws ContainerRuntimeException;
+
     /** Ids of running containers (processes that exist), oldest first where the runtime tells. */
     List<String> runningContainerIds() throws ContainerRuntimeException;
 

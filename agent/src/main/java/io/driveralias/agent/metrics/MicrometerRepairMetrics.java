@@ -67,6 +67,7 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     private static final String KUBERNETES_EVENTS = "driver.alias.kubernetes.events";
     private static final String QUEUE_REFUSED = "driver.alias.queue.refused";
     private static final String REPAIRED_AFTER_START = "driver.alias.repaired.after.start";
+    private static final String OWN_POD_VISIBLE = "driver.alias.own.pod.visible";
     private static final String RECONCILE_LAST_SUCCESS = "driver.alias.reconcile.last.success.timestamp.seconds";
     /** Micrometer's Prometheus registry turns a gauge whose name ends in ".info" into an info metric. */
     private static final String BUILD_INFO = "driver.alias.build.info";
@@ -82,6 +83,9 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     private final Timer repairDuration;
     private final Timer exposure;
     private final AtomicInteger dockerUp = new AtomicInteger();
+    /** Outside a pod the agent never asks, and the series does not exist. */
+    private final AtomicInteger ownPod = new AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicBoolean ownPodGauge = new java.util.concurrent.atomic.AtomicBoolean();
     /** One gauge per watched runtime, registered when the agent first says whether it is up. */
     private final Map<String, AtomicInteger> runtimeUp = new ConcurrentHashMap<>();
     /** Milliseconds of --resync-interval; the gauge is registered when it is first set. */
@@ -275,6 +279,17 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
 
     private static String runtimeName(String runtime) {
         return RUNTIMES.contains(runtime) ? runtime : BoundedLabel.OTHER;
+    }
+
+    @Override
+    public void ownPodVisible(boolean visible) {
+        if (ownPodGauge.compareAndSet(false, true)) {
+            Gauge.builder(OWN_POD_VISIBLE, ownPod, AtomicInteger::get)
+                    .description("1 once a watched runtime runs the agent's own pod, 0 while none does")
+                    .strongReference(true)
+                    .register(registry);
+        }
+        ownPod.set(visible ? 1 : 0);
     }
 
     @Override

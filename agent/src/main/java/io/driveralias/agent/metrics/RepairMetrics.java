@@ -100,6 +100,13 @@ public interface RepairMetrics {
     default void runtimeEvent(String runtime, String action) {
     }
 
+    /**
+     * {@code driver_alias_own_pod_visible}: in a pod, 1 once a watched runtime runs the agent's own
+     * pod, 0 while none does (the node's containers run in a runtime the agent does not watch).
+     */
+    default void ownPodVisible(boolean visible) {
+    }
+
     /** {@code driver_alias_reconcile_last_success_timestamp_seconds}. */
     default void reconcileSucceeded(Instant at) {
     }

@@ -50,7 +50,7 @@ class AgentTest {
         agent = new Agent(List.of(new Agent.Watched(docker, new RuntimeEvents(docker), fixtures.repairer(docker, null))),
                 new ExaminationReporter(metrics, PodEvents.NOOP), metrics, Clock.systemUTC(), workers,
                 Duration.ofHours(1), Duration.ofSeconds(2),
-                new Agent.Tuning(queueCapacity, Duration.ofMillis(250), 0, Duration.ofMillis(20)));
+                new Agent.Tuning(queueCapacity, Duration.ofMillis(250), 0, Duration.ofMillis(20)), Optional.empty());
         agent.start();
         await("ready", WAIT, agent::ready);
     }
@@ -212,7 +212,7 @@ class AgentTest {
         agent = new Agent(List.of(new Agent.Watched(docker, new RuntimeEvents(docker), fixtures.repairer(docker, null)),
                 new Agent.Watched(containerd, new RuntimeEvents(containerd), fixtures.repairer(containerd, null))),
                 new ExaminationReporter(metrics, PodEvents.NOOP), metrics, Clock.systemUTC(), 2, Duration.ofHours(1),
-                Duration.ofSeconds(2), new Agent.Tuning(100, Duration.ZERO, 0, Duration.ofMillis(20)));
+                Duration.ofSeconds(2), new Agent.Tuning(100, Duration.ZERO, 0, Duration.ofMillis(20)), Optional.empty());
         agent.start();
         await("ready", WAIT, agent::ready);
         ContainerInfo inDocker = running();
@@ -230,6 +230,29 @@ class AgentTest {
         assertThat(metrics.dockerUp()).as("Docker itself is fine").isTrue();
         containerd.answersPing(true);
         await("ready again", WAIT, agent::ready);
+    }
+
+    @Test
+    void inAPodTheAgentIsReadyOnlyOnceAWatchedRuntimeRunsItsOwnPod() throws Exception {
+        String uid = "0f6c4e52-1a2b-4c3d-9e8f-0123456789ab";
+        FakeRuntime containerd = new FakeRuntime("containerd");
+        agent = new Agent(List.of(new Agent.Watched(docker, new RuntimeEvents(docker), fixtures.repairer(docker, null))),
+                new ExaminationReporter(metrics, PodEvents.NOOP), metrics, Clock.systemUTC(), 1, Duration.ofMillis(100),
+                Duration.ofSeconds(2), new Agent.Tuning(100, Duration.ZERO, 0, Duration.ofMillis(20)), Optional.of(uid));
+        // The agent's pod runs in containerd, which it does not watch.
+        containerd.put(ContainerInfo.builder("agent").labels(java.util.Map.of("io.kubernetes.pod.uid", uid)).running(true)
+                .build());
+        agent.start();
+        await("its own pod looked for", WAIT, () -> metrics.ownPodVisible() != null);
+        Thread.sleep(300);
+        assertThat(agent.ready()).as("watching Docker only, its pod in containerd").isFalse();
+        assertThat(metrics.ownPodVisible()).isFalse();
+
+        // The kubelet's runtime is Docker after all (or the agent watches it): found at a reconcile, ready.
+        docker.put(ContainerInfo.builder("agent").labels(java.util.Map.of("io.kubernetes.pod.uid", uid)).running(true)
+                .build());
+        await("ready", WAIT, agent::ready);
+        assertThat(metrics.ownPodVisible()).isTrue();
     }
 
     @Test

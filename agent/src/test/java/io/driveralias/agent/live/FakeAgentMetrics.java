@@ -86,6 +86,16 @@ final class FakeAgentMetrics implements RepairMetrics {
     }
 
     private final List<io.driveralias.agent.core.LateRepairCause> late = new ArrayList<>();
+    private volatile Boolean ownPodVisible;
+
+    @Override
+    public void ownPodVisible(boolean visible) {
+        ownPodVisible = visible;
+    }
+
+    Boolean ownPodVisible() {
+        return ownPodVisible;
+    }
 
     @Override
     public synchronized void repairedAfterStart(io.driveralias.agent.core.LateRepairCause cause) {

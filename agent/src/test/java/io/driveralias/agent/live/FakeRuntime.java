@@ -146,6 +146,12 @@ final class FakeRuntime implements ContainerRuntime {
     }
 
     @Override
+    public synchronized boolean runsPod(String podUid) throws ContainerRuntimeException {
+        requireReachable();
+        return containers.values().stream().anyMatch(c -> podUid.equals(c.labels().get("io.kubernetes.pod.uid")));
+    }
+
+    @Override
     public synchronized List<String> runningContainerIds() throws ContainerRuntimeException {
         requireReachable();
         lists++;

@@ -17,7 +17,8 @@ class AlertRulesTest {
     private static final List<String> ALERT_NAMES = List.of(
             "DriverAliasUnrepairedContainer", "DriverAliasAgentDown", "DriverAliasAgentMissing",
             "DriverAliasDockerDisconnected",
-            "DriverAliasRepairFailures", "DriverAliasReconcileStale", "DriverAliasRepairsAfterStart");
+            "DriverAliasRepairFailures", "DriverAliasReconcileStale", "DriverAliasRepairsAfterStart",
+            "DriverAliasRuntimeNotWatched");
     private static final String RUNBOOK = "https://github.com/driver-alias/driver-alias-agent/blob/main/docs/runbook.md#";
 
     @Test

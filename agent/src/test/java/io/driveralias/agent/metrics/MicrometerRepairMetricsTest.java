@@ -335,6 +335,7 @@ class MicrometerRepairMetricsTest {
         metrics.exposure(Duration.ofMillis(40));
         metrics.runtimeConnected("docker", true);
         metrics.runtimeEvent("docker", "start");
+        metrics.ownPodVisible(true);
         metrics.reconcileSucceeded(Instant.ofEpochMilli(1_700_000_000_500L));
         metrics.driverVersion("535.104.05");
         metrics.kubernetesEvent("sent");
