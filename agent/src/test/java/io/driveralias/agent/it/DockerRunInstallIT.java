@@ -32,8 +32,9 @@ import org.junit.jupiter.api.Timeout;
  * GPU container started after it; the page's {@code check} line, run the same way, then reports
  * that container healthy. DockerRunInstallTest shows the line's privileges are the DaemonSet's.
  *
- * <p>What the test changes in the lines, and why: the image (the test's tag); the Docker socket
- * and data root (the harness' own, at the paths the lines name on a host); the container's name
+ * <p>What the test changes in the lines, and why: the image (the test's tag); the node's /run
+ * (the harness dockerd's directory, which holds its socket as docker.sock) and Docker's data root
+ * (the harness' own, at the paths the lines name on a host); the container's name
  * (unique); {@code --publish 9470:9470} becomes {@code --network host} with the agent listening
  * on a free loopback port, because the harness dockerd has no bridge network to publish from.
  */
@@ -102,7 +103,7 @@ class DockerRunInstallIT {
                         "DRIVER_ALIAS_LISTEN=127.0.0.1:" + port));
                 // The host side only: the agent finds the socket where the line mounts it.
                 case "--mount" -> args.addAll(List.of(flag, value
-                        .replace("source=/var/run/docker.sock", "source=" + socket)
+                        .replace("source=/run,", "source=" + socket.substring(0, socket.lastIndexOf('/')) + ",")
                         .replace("/var/lib/docker/", dataRoot + "/")));
                 case "-v" -> args.addAll(List.of(flag, value.replaceFirst("^/var/run/docker\\.sock:", socket + ":")));
                 default -> args.addAll(option);

@@ -223,19 +223,9 @@ class LeastPrivilegeIT {
         docker = DockerHarness.get();
         assumeTrue(docker.host().startsWith("unix://"), "the agent container needs the engine's socket");
         manifest = DaemonSetAgent.load();
-        String dataRoot = docker.run("info", "--format", "{{.DockerRootDir}}");
-        String socket = docker.host().substring("unix://".length());
-        UnaryOperator<String> inDataRoot = path -> path.equals("/var/lib/docker") || path.startsWith("/var/lib/docker/")
-                ? dataRoot + path.substring("/var/lib/docker".length()) : null;
-        hostPaths = path -> {
-            if (path.equals("/var/run/docker.sock")) {
-                return socket;
-            }
-            return Optional.ofNullable(inDataRoot.apply(path)).orElseThrow(() ->
-                    new IllegalStateException("LeastPrivilegeIT has no stand-in for the hostPath " + path));
-        };
+        hostPaths = DaemonSetAgent.hostPathsOf(docker);
         // The agent follows the layer paths Docker reports: they must be where the harness has them.
-        mountPaths = path -> Optional.ofNullable(inDataRoot.apply(path)).orElse(path);
+        mountPaths = DaemonSetAgent.mountPathsOf(docker);
         agentImage = AgentImage.get(docker);
         plainImage = TestImages.image(docker, "debian-layout", DEBIAN_LIB, root -> { });
         foreignImage = TestImages.image(docker, "lp-foreign-dir", DEBIAN_LIB, root -> {
@@ -470,7 +460,7 @@ class LeastPrivilegeIT {
         static AgentContainer start(Set<String> without, Set<String> extra) {
             int port = AgentProcess.freePort();
             DaemonSetAgent.Substitutions substitutions = new DaemonSetAgent.Substitutions(hostPaths, mountPaths,
-                    Map.of("spec.nodeName", "least-privilege-it"),
+                    Map.of("spec.nodeName", "least-privilege-it", "metadata.uid", ""),
                     Map.of("DRIVER_ALIAS_KUBERNETES", "off", "DRIVER_ALIAS_LISTEN", "127.0.0.1:" + port,
                             "DRIVER_ALIAS_HOST_LIB_DIR", seenDriver.toString()),
                     without);

@@ -17,7 +17,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.function.UnaryOperator;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -56,14 +55,8 @@ class OldKernelSeccompIT {
         docker = DockerHarness.get();
         assumeTrue(docker.host().startsWith("unix://"), "the agent container needs the engine's socket");
         manifest = DaemonSetAgent.load();
-        String dataRoot = docker.run("info", "--format", "{{.DockerRootDir}}");
-        String socket = docker.host().substring("unix://".length());
-        UnaryOperator<String> inDataRoot = path -> path.equals("/var/lib/docker") || path.startsWith("/var/lib/docker/")
-                ? dataRoot + path.substring("/var/lib/docker".length()) : null;
-        hostPaths = path -> path.equals("/var/run/docker.sock") ? socket
-                : Optional.ofNullable(inDataRoot.apply(path)).orElseThrow(() ->
-                        new IllegalStateException("no stand-in for the hostPath " + path));
-        mountPaths = path -> Optional.ofNullable(inDataRoot.apply(path)).orElse(path);
+        hostPaths = DaemonSetAgent.hostPathsOf(docker);
+        mountPaths = DaemonSetAgent.mountPathsOf(docker);
         agentImage = AgentImage.get(docker);
     }
 
@@ -115,7 +108,7 @@ class OldKernelSeccompIT {
 
     private static String startAgent(String label, Path profile) {
         DaemonSetAgent.Substitutions substitutions = new DaemonSetAgent.Substitutions(hostPaths, mountPaths,
-                Map.of("spec.nodeName", "old-kernel-it"),
+                Map.of("spec.nodeName", "old-kernel-it", "metadata.uid", ""),
                 Map.of("DRIVER_ALIAS_KUBERNETES", "off", "DRIVER_ALIAS_LISTEN", "127.0.0.1:" + AgentProcess.freePort(),
                         "DRIVER_ALIAS_HOST_LIB_DIR", RealDriver.libraryDir(Arch.AMD64).toString()),
                 java.util.Set.of());

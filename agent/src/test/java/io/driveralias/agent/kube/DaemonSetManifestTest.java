@@ -29,7 +29,7 @@ class DaemonSetManifestTest {
     private static final Set<String> CAPABILITIES = Set.of("SYS_PTRACE", "DAC_OVERRIDE", "CHOWN", "FOWNER");
 
     /** Read by the agent without being one of its options. */
-    private static final Set<String> OTHER_VARIABLES = Set.of("NODE_NAME", "DOCKER_HOST");
+    private static final Set<String> OTHER_VARIABLES = Set.of("NODE_NAME", "POD_UID", "DOCKER_HOST");
 
     private DaemonSet daemonSet;
     private PodSpec pod;
@@ -78,35 +78,43 @@ class DaemonSetManifestTest {
     }
 
     @Test
-    void mountsTheDockerSocketDockersLayersAndFilesAndAWritableTmpAndNoOtherHostPath() {
+    void mountsTheRuntimesSocketsTheirLayersAndFilesAndAWritableTmpAndNoOtherHostPath() {
         List<Volume> hostPaths = pod.getVolumes().stream().filter(v -> v.getHostPath() != null).toList();
         assertThat(hostPaths).extracting(v -> v.getHostPath().getPath())
-                .containsExactlyInAnyOrder("/var/run/docker.sock", "/var/lib/docker/overlay2",
-                        "/var/lib/docker/containers", "/var/lib/docker/image/overlay2/layerdb");
-        Volume socket = hostPaths.stream().filter(v -> v.getHostPath().getPath().equals("/var/run/docker.sock"))
-                .findFirst().orElseThrow();
-        assertThat(socket.getHostPath().getType()).isEqualTo("Socket");
-        VolumeMount socketMount = mountOf(socket.getName());
-        assertThat(socketMount.getMountPath()).isEqualTo("/var/run/docker.sock");
-        assertThat(socketMount.getReadOnly()).isTrue();
-        // where the agent looks by default
-        assertThat(ConfigParser.OPTIONS.stream().filter(o -> o.name().equals("docker-host")).findFirst()
-                .orElseThrow().defaultValue()).isEqualTo("unix://" + socketMount.getMountPath());
+                .containsExactlyInAnyOrder("/run", "/var/lib/docker/overlay2", "/var/lib/docker/containers",
+                        "/var/lib/docker/image/overlay2/layerdb", "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs");
+        // The sockets through their directory: a socket path that does not exist on a node (Docker's
+        // on a containerd node) would keep the pod from starting.
+        Volume run = volume(hostPaths, "/run");
+        assertThat(run.getHostPath().getType()).isEqualTo("Directory");
+        VolumeMount runMount = mountOf(run.getName());
+        assertThat(runMount.getMountPath()).isEqualTo("/host/run");
+        assertThat(runMount.getReadOnly()).isTrue();
+        // containerd's later mounts there (a started task's root) appear in the pod.
+        assertThat(runMount.getMountPropagation()).isEqualTo("HostToContainer");
+        // where the agent is told to look, under that mount
+        assertThat(envValue("DRIVER_ALIAS_DOCKER_HOST")).isEqualTo("unix:///host/run/docker.sock");
+        assertThat(envValue("DRIVER_ALIAS_CONTAINERD_ADDRESS")).isEqualTo("unix:///host/run/containerd/containerd.sock");
+        assertThat(envValue("DRIVER_ALIAS_CONTAINERD_STATE")).isEqualTo("/host/run/containerd");
 
-        // The layers: at the node's own path (the agent opens the paths docker inspect reports),
-        // writable (the aliases go into a created container's UpperDir).
-        Volume layers = hostPaths.stream().filter(v -> v.getHostPath().getPath().equals("/var/lib/docker/overlay2"))
-                .findFirst().orElseThrow();
-        assertThat(layers.getHostPath().getType()).isEqualTo("Directory");
-        VolumeMount layersMount = mountOf(layers.getName());
-        assertThat(layersMount.getMountPath()).isEqualTo(layers.getHostPath().getPath());
-        assertThat(layersMount.getReadOnly()).isNotEqualTo(Boolean.TRUE);
+        // The layers: at the node's own path (the agent opens the paths the runtimes report),
+        // writable (the aliases go into a created container's writable layer); each runtime's
+        // created where the node lacks it, so the pod starts on a node of either runtime.
+        for (String path : List.of("/var/lib/docker/overlay2", "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs")) {
+            Volume layers = volume(hostPaths, path);
+            assertThat(layers.getHostPath().getType()).as(path).isEqualTo("DirectoryOrCreate");
+            VolumeMount layersMount = mountOf(layers.getName());
+            assertThat(layersMount.getMountPath()).isEqualTo(path);
+            assertThat(layersMount.getReadOnly()).isNotEqualTo(Boolean.TRUE);
+        }
         // Docker's later mounts there (a starting container's overlay) appear in the pod; the
         // pod's own mounts never reach the node (Bidirectional would need a privileged pod).
-        assertThat(layersMount.getMountPropagation()).isEqualTo("HostToContainer");
+        assertThat(mountOf(volume(hostPaths, "/var/lib/docker/overlay2").getName()).getMountPropagation())
+                .isEqualTo("HostToContainer");
         // What Docker's files say of a container being created: read-only, at the node's paths.
         for (String path : List.of("/var/lib/docker/containers", "/var/lib/docker/image/overlay2/layerdb")) {
-            Volume v = hostPaths.stream().filter(h -> h.getHostPath().getPath().equals(path)).findFirst().orElseThrow();
+            Volume v = volume(hostPaths, path);
+            assertThat(v.getHostPath().getType()).as(path).isEqualTo("DirectoryOrCreate");
             VolumeMount m = mountOf(v.getName());
             assertThat(m.getMountPath()).isEqualTo(path);
             assertThat(m.getReadOnly()).as(path).isTrue();
@@ -116,6 +124,20 @@ class DaemonSetManifestTest {
         Volume tmp = pod.getVolumes().stream().filter(v -> v.getEmptyDir() != null).findFirst().orElseThrow();
         assertThat(mountOf(tmp.getName()).getMountPath()).isEqualTo("/tmp");
         assertThat(mountOf(tmp.getName()).getReadOnly()).isNotEqualTo(Boolean.TRUE);
+    }
+
+    @Test
+    void theAgentKnowsItsOwnPod() {
+        EnvVar uid = env().stream().filter(e -> e.getName().equals("POD_UID")).findFirst().orElseThrow();
+        assertThat(uid.getValueFrom().getFieldRef().getFieldPath()).isEqualTo("metadata.uid");
+    }
+
+    private static Volume volume(List<Volume> hostPaths, String path) {
+        return hostPaths.stream().filter(v -> v.getHostPath().getPath().equals(path)).findFirst().orElseThrow();
+    }
+
+    private String envValue(String name) {
+        return env().stream().filter(e -> e.getName().equals(name)).map(EnvVar::getValue).findFirst().orElseThrow();
     }
 
     private VolumeMount mountOf(String volume) {

@@ -66,11 +66,14 @@ class DockerRunInstallTest {
         DaemonSetAgent daemonSet = DaemonSetAgent.load();
         UnaryOperator<String> samePath = p -> p;
         List<String> fromManifest = daemonSet.dockerRunOptions(new DaemonSetAgent.Substitutions(samePath, samePath,
-                Map.of("spec.nodeName", "NODE"), Map.of("DRIVER_ALIAS_KUBERNETES", "off"), Set.of()));
+                Map.of("spec.nodeName", "NODE", "metadata.uid", ""), Map.of("DRIVER_ALIAS_KUBERNETES", "off"), Set.of()));
         List<List<String>> expected = new ArrayList<>(privileges(DockerRunLine.parse(
                 "docker run " + String.join(" ", fromManifest.stream().map(w -> "'" + w + "'").toList()) + " IMAGE")));
-        // No Kubernetes: no downward API for the node name (it only names Events, which are off).
+        // No Kubernetes: no downward API for the node name (it only names Events, which are off),
+        // no pod (no POD_UID: nothing to look for).
         expected.remove(List.of("--env", "NODE_NAME=NODE"));
+        // A Docker host: containerd's snapshots are never a container's root there.
+        expected.removeIf(o -> o.getFirst().equals("--mount") && o.get(1).contains("io.containerd.snapshotter"));
         // No pod IP: the metrics port on the host instead.
         expected.add(List.of("--publish", "9470:9470"));
 

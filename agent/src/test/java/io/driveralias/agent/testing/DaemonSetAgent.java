@@ -42,12 +42,51 @@ public final class DaemonSetAgent {
              * layers), this machine's.
              */
             UnaryOperator<String> mountPath,
-            /** Downward API field paths (e.g. spec.nodeName) -> value. */
+            /** Downward API field paths (e.g. spec.nodeName) -> value; "" leaves the variable out. */
             Map<String, String> fieldRefs,
             /** Variables set differently from the manifest (the test says why). */
             Map<String, String> envOverrides,
             /** Capabilities of the manifest's add list left out (the experiment). */
             Set<String> withoutCapabilities) {
+    }
+
+    /**
+     * The manifest's hostPaths played by a test Docker engine: the node's /run by the engine's
+     * own directory (which holds its socket as docker.sock, where the manifest's
+     * DRIVER_ALIAS_DOCKER_HOST looks), Docker's data root by the engine's, containerd's
+     * directories by empty ones (no containerd on this node). Anything else is refused.
+     */
+    public static UnaryOperator<String> hostPathsOf(DockerHarness docker) {
+        String dataRoot = docker.run("info", "--format", "{{.DockerRootDir}}");
+        String socket = docker.host().substring("unix://".length());
+        if (!socket.endsWith("/docker.sock")) {
+            throw new IllegalStateException("the engine's socket is not named docker.sock: " + socket);
+        }
+        Path noContainerd;
+        try {
+            noContainerd = java.nio.file.Files.createTempDirectory("daa-no-containerd-");
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return path -> {
+            if (path.equals("/run")) {
+                return socket.substring(0, socket.length() - "/docker.sock".length());
+            }
+            if (path.equals("/var/lib/docker") || path.startsWith("/var/lib/docker/")) {
+                return dataRoot + path.substring("/var/lib/docker".length());
+            }
+            if (path.startsWith("/var/lib/containerd/")) {
+                return noContainerd.toString();
+            }
+            throw new IllegalStateException("no stand-in for the hostPath " + path);
+        };
+    }
+
+    /** Where the agent's container finds a hostPath: Docker's data root at the engine's own path (it follows the paths Docker reports). */
+    public static UnaryOperator<String> mountPathsOf(DockerHarness docker) {
+        String dataRoot = docker.run("info", "--format", "{{.DockerRootDir}}");
+        return path -> path.equals("/var/lib/docker") || path.startsWith("/var/lib/docker/")
+                ? dataRoot + path.substring("/var/lib/docker".length()) : path;
     }
 
     private final PodSpec pod;
@@ -256,6 +295,10 @@ public final class DaemonSetAgent {
                     throw new IllegalStateException("variable " + e.getName() + " not translated: " + e.getValueFrom());
                 }
                 value = s.fieldRefs().get(e.getValueFrom().getFieldRef().getFieldPath());
+                if (value.isEmpty()) {
+                    // Not played here (no pod: no pod uid): the variable is left out.
+                    continue;
+                }
             } else {
                 value = e.getValue() == null ? "" : e.getValue();
             }
