@@ -65,6 +65,7 @@ class MetricsScrapeTest {
         metrics.repairDuration(Duration.ofMillis(18));
         metrics.exposure(Duration.ZERO);
         metrics.runtimeConnected("docker", true);
+        metrics.ownPodVisible(true);
         metrics.runtimeEvent("docker", "create");
         metrics.runtimeEvent("docker", "start");
         metrics.reconcileSucceeded(Instant.now());

@@ -76,7 +76,7 @@ class DocumentationLinksTest {
             headings.add(m.group(1));
         }
         assertThat(headings).startsWith("driver-alias-agent", "Install on Kubernetes", "Verify", "Upgrade", "Uninstall",
-                "Prerequisites");
+                "Which runtimes", "Prerequisites");
         // The first screen: the install commands within the first 40 lines.
         assertThat(RepoFiles.read("README.md").lines().limit(40).toList())
                 .anyMatch(l -> l.startsWith("kubectl apply -k k8s/"));
