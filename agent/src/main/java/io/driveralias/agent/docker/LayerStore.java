@@ -21,19 +21,43 @@ final class LayerStore {
     private static final Pattern ID = Pattern.compile("[0-9a-f]{64}");
     private static final Pattern CACHE_ID = Pattern.compile("[0-9a-zA-Z_-]{1,128}");
     private static final int MAX_CONTAINER_FILE = 1 << 20;
+    /** overlay2 stacks at most 128 layers (500 with its newer limit): short links of 28 characters. */
+    private static final int MAX_LOWER = 64 << 10;
+    private static final Pattern LOWER = Pattern.compile("l/[A-Z0-9]{26}(:l/[A-Z0-9]{26}){0,1000}");
 
     private LayerStore() {
     }
 
-    /** {@code UpperDir} and {@code MergedDir} of the container's overlay2 layer. */
+    /**
+     * {@code UpperDir}, {@code MergedDir} and, where its {@code lower} file says, {@code LowerDir}
+     * of the container's overlay2 layer: what inspect would report, without asking the daemon.
+     */
     static Optional<Map<String, String>> overlayPaths(String rootDir, String containerId) {
         if (!ID.matcher(containerId).matches()) {
             return Optional.empty();
         }
         return read(rootDir + "/image/overlay2/layerdb/mounts/" + containerId, "mount-id", 256)
                 .map(bytes -> new String(bytes, StandardCharsets.UTF_8).trim()).filter(c -> CACHE_ID.matcher(c).matches())
-                .map(cache -> Map.of("UpperDir", rootDir + "/overlay2/" + cache + "/diff",
-                        "MergedDir", rootDir + "/overlay2/" + cache + "/merged"));
+                .map(cache -> {
+                    Map<String, String> paths = new java.util.LinkedHashMap<>();
+                    paths.put("UpperDir", rootDir + "/overlay2/" + cache + "/diff");
+                    paths.put("MergedDir", rootDir + "/overlay2/" + cache + "/merged");
+                    lowerDir(rootDir, cache).ifPresent(lower -> paths.put("LowerDir", lower));
+                    return Map.copyOf(paths);
+                });
+    }
+
+    /**
+     * The layer's image layers, top first, from overlay2's {@code lower} file ({@code l/ID:l/ID},
+     * the short links Docker keeps in {@code overlay2/l}): absolute paths, as overlayfs takes them.
+     * Empty if the file is missing or not of that exact shape.
+     */
+    private static Optional<String> lowerDir(String rootDir, String cache) {
+        return read(rootDir + "/overlay2/" + cache, "lower", MAX_LOWER)
+                .map(bytes -> new String(bytes, StandardCharsets.US_ASCII).trim())
+                .filter(text -> LOWER.matcher(text).matches())
+                .map(text -> java.util.Arrays.stream(text.split(":")).map(l -> rootDir + "/overlay2/" + l)
+                        .collect(java.util.stream.Collectors.joining(":")));
     }
 
     /** The container's {@code hostconfig.json}, if it can be read whole within 1 MiB. */

@@ -182,6 +182,11 @@ public final class ContainerRepairer {
             return true;
         }
         Optional<Seeding> seeding = seeder.seedIfStarting(info);
+        if (seeding.isEmpty() && info.overlay().filter(o -> !o.lowerDir().isEmpty()).isPresent()) {
+            // Not starting (the kubelet's rhythm): into its writable layer, with what was read
+            // already; no inspect of a container that a start may hold.
+            seeding = Optional.of(seeder.seed(info));
+        }
         seeding.ifPresent(s -> remember(info.id(), s, receivedAt));
         return seeding.isPresent();
     }
@@ -191,6 +196,11 @@ public final class ContainerRepairer {
             seeded.put(id, new Seeded(receivedAt, clock.instant(), seeding.links()));
         }
         seeding.skipped().ifPresent(cause -> notSeeded.put(id, cause));
+    }
+
+    /** Whether created containers are repaired before they start ({@code --before-start}). */
+    public boolean seedsBeforeStart() {
+        return seeder != null;
     }
 
     /** Runs the repair path on a throw-away root, so that the first real container finds it warm. */
@@ -210,7 +220,9 @@ public final class ContainerRepairer {
 
     private Examination repairRunning(ContainerInfo info, ContainerRef ref, Instant receivedAt, RootRepairer.Mode mode) {
         RepairReport report;
+        Optional<Instant> processStart = Optional.empty();
         try (OpenedContainer container = roots.open(info, () -> requireSameStart(info))) {
+            processStart = container.processStartedAt();
             LocateRequest request = LocateRequest.container(settings.libraryDirectories(), container.injectedFiles(),
                     container.hostSources());
             report = repairer.repair(container.root(), request, mode);
@@ -236,7 +248,8 @@ public final class ContainerRepairer {
                         seed.seededAt(), "before start");
             }
         }
-        Examination result = finish(ref, report.outcome(), Optional.of(report), info.startedAt(), receivedAt, "");
+        Examination result = finish(ref, report.outcome(), Optional.of(report), info.startedAt(), receivedAt, "")
+                .processStarted(processStart);
         if (nothingAtStart) {
             return result;
         }

@@ -8,6 +8,7 @@ import io.driveralias.agent.fs.KernelFiles;
 import io.driveralias.agent.fs.Libc;
 import io.driveralias.agent.fs.OpenFlags;
 import io.driveralias.agent.fs.PathResolver;
+import io.driveralias.agent.fs.ProcessStartTime;
 import io.driveralias.agent.fs.RootFs;
 import io.driveralias.agent.mount.DriverMounts;
 import io.driveralias.agent.mount.MountEntry;
@@ -17,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -34,10 +36,12 @@ public final class ContainerRoots {
 
     private final String hostProc;
     private final PathResolver resolver;
+    private final ProcessStartTime startTime;
 
     public ContainerRoots(String hostProc, PathResolver resolver) {
         this.hostProc = hostProc.endsWith("/") ? hostProc.substring(0, hostProc.length() - 1) : hostProc;
         this.resolver = resolver;
+        this.startTime = new ProcessStartTime(this.hostProc, java.time.Clock.systemUTC());
     }
 
     public PathResolver resolver() {
@@ -73,7 +77,7 @@ public final class ContainerRoots {
             List<String> injected = mountPoints(DriverMounts.driverFiles(mounts));
             RootFs root = RootFs.adopt(openRoot(procFd, info.pid()), resolver);
             // From here the opened container owns (and closes) the three fds.
-            opened = new OpenedContainer(root, "proc", injected, Map.of(), procFd, pidFd, null);
+            opened = new OpenedContainer(root, "proc", injected, Map.of(), procFd, pidFd, null, startTime.of(info.pid()));
         } catch (ErrnoException e) {
             Libc.close(procFd);
             Libc.close(pidFd);
@@ -209,6 +213,6 @@ public final class ContainerRoots {
             }
         }
         return aliveOrClosed(new OpenedContainer(root, "merged", List.copyOf(sources.keySet()), sources, -1, -1,
-                stillRunning));
+                stillRunning, Optional.empty()));
     }
 }

@@ -18,19 +18,27 @@ import java.util.Optional;
  *                   its start, when the seeding finished
  * @param detail     for excluded, gone, or failures before planning: why, in words
  * @param lateCause  for a GPU container repaired after its first instruction: why not before it
+ * @param processStartedAt when the container's process started, as its kernel says (the
+ *                   runtime's own record can be later than the process's first instruction)
  */
 public record Examination(ContainerRef container, ContainerOutcome outcome, Optional<RepairReport> report,
                           Optional<Instant> startedAt, Instant receivedAt, Instant verifiedAt, String detail,
-                          Optional<LateRepairCause> lateCause) {
+                          Optional<LateRepairCause> lateCause, Optional<Instant> processStartedAt) {
 
     public Examination(ContainerRef container, ContainerOutcome outcome, Optional<RepairReport> report,
                        Optional<Instant> startedAt, Instant receivedAt, Instant verifiedAt, String detail) {
-        this(container, outcome, report, startedAt, receivedAt, verifiedAt, detail, Optional.empty());
+        this(container, outcome, report, startedAt, receivedAt, verifiedAt, detail, Optional.empty(), Optional.empty());
     }
 
     /** This examination, with why the aliases were not in place before the container started. */
     public Examination late(LateRepairCause cause) {
-        return new Examination(container, outcome, report, startedAt, receivedAt, verifiedAt, detail, Optional.of(cause));
+        return new Examination(container, outcome, report, startedAt, receivedAt, verifiedAt, detail, Optional.of(cause),
+                processStartedAt);
+    }
+
+    /** This examination, with when the container's process started as the kernel says. */
+    public Examination processStarted(Optional<Instant> at) {
+        return new Examination(container, outcome, report, startedAt, receivedAt, verifiedAt, detail, lateCause, at);
     }
 
     /**
@@ -43,11 +51,13 @@ public record Examination(ContainerRef container, ContainerOutcome outcome, Opti
     }
 
     /**
-     * How long the container ran without its aliases: container start to verified aliases,
-     * zero when they were in place before it started. What a user waited, however the agent
-     * came to the container (an event, or a reconcile after an outage).
+     * How long the container ran without its aliases: from its process's start (the kernel's
+     * record where the agent read it, else the runtime's) to verified aliases, zero when they
+     * were in place before it started. What a user waited, however the agent came to the
+     * container (an event, or a reconcile after an outage).
      */
     public Optional<Duration> exposure() {
-        return startedAt.map(s -> verifiedAt.isBefore(s) ? Duration.ZERO : Duration.between(s, verifiedAt));
+        return processStartedAt.or(() -> startedAt)
+                .map(s -> verifiedAt.isBefore(s) ? Duration.ZERO : Duration.between(s, verifiedAt));
     }
 }

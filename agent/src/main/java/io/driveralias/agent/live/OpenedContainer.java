@@ -5,7 +5,9 @@ import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.fs.Libc;
 import io.driveralias.agent.fs.RootFs;
 import java.util.List;
+import java.time.Instant;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * A container's root filesystem, held open together with a handle on its init process, so
@@ -15,9 +17,10 @@ import java.util.Map;
  * @param injectedFiles  container paths of driver files the runtime mounted in
  * @param hostSources    for the merged-dir view, the host source of each injected file (its
  *                       placeholder there is not the file)
+ * @param processStartedAt when its process started, as the kernel says; empty for the merged-dir view
  */
 public record OpenedContainer(RootFs root, String via, List<String> injectedFiles, Map<String, String> hostSources,
-                              int procFd, int pidFd, Liveness fallback)
+                              int procFd, int pidFd, Liveness fallback, Optional<Instant> processStartedAt)
         implements AutoCloseable {
 
     /** How to tell, without a process handle, that the container still runs. */

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -33,6 +34,23 @@ class LayerStoreTest {
                 "UpperDir", root + "/overlay2/" + CACHE + "/diff", "MergedDir", root + "/overlay2/" + CACHE + "/merged"));
         assertThat(LayerStore.hostConfig(root.toString(), ID).map(String::new))
                 .contains("{\"Binds\":[],\"ReadonlyRootfs\":true,\"Runtime\":\"runc\"}");
+    }
+
+    @Test
+    void theImagesLayersComeFromOverlay2sLowerFileAndOnlyOfItsExactShape() throws IOException {
+        layout(CACHE, "{\"ReadonlyRootfs\":false}");
+        Path layer = Files.createDirectories(root.resolve("overlay2/" + CACHE));
+        String a = "ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+        String b = "0123456789ABCDEFGHIJKLMNOP";
+        Files.writeString(layer.resolve("lower"), "l/" + a + ":l/" + b);
+
+        assertThat(LayerStore.overlayPaths(root.toString(), ID).orElseThrow())
+                .containsEntry("LowerDir", root + "/overlay2/l/" + a + ":" + root + "/overlay2/l/" + b);
+
+        for (String hostile : List.of("l/../../etc", "/etc:l/" + a, "l/" + a + ":", "l/" + a.toLowerCase())) {
+            Files.writeString(layer.resolve("lower"), hostile);
+            assertThat(LayerStore.overlayPaths(root.toString(), ID).orElseThrow()).as(hostile).doesNotContainKey("LowerDir");
+        }
     }
 
     @Test

@@ -93,7 +93,10 @@ class AgentTest {
         docker.put(created(c));
 
         docker.emit(c.id(), "create", "1.1");
-        await("the create examined", WAIT, () -> docker.inspects(c.id()) == 1);
+        // Without repair before start a create has nothing to do: no inspect (which a start in
+        // progress would hold), nothing counted.
+        Thread.sleep(200);
+        assertThat(docker.inspects(c.id())).isZero();
         assertThat(metrics.examined()).isEmpty();
 
         docker.put(c);
@@ -101,7 +104,7 @@ class AgentTest {
         // The same start seen again (a replayed event) adds nothing.
         await("repaired", WAIT, () -> metrics.examined().size() == 1);
         docker.emit(c.id(), "start", "1.2");
-        await("the replay examined", WAIT, () -> docker.inspects(c.id()) == 5);
+        await("the replay examined", WAIT, () -> docker.inspects(c.id()) == 4);
         Thread.sleep(100);
         assertThat(metrics.examined()).containsExactly(ContainerOutcome.REPAIRED);
     }

@@ -179,7 +179,7 @@ class ContainerRepairerTest {
     }
 
     @Test
-    void aCreatedContainerIsLookedAtWithoutInspectAndOnlyAGpuOneThatIsNotStartingGoesOnToInspect() throws Exception {
+    void aCreatedContainerIsLookedAtWithoutInspectAndOneThatIsNotStartingIsSeededWithWhatWasRead() throws Exception {
         ContainerRepairer seeding = fixtures.repairer(docker, fixtures.seeder());
         ContainerInfo gpu = fixtures.createdOnOverlay(ContainerFixtures.newId(), "cuda", false);
         ContainerInfo plain = ContainerInfo.builder(ContainerFixtures.newId()).name("web").image("nginx")
@@ -189,13 +189,14 @@ class ContainerRepairerTest {
 
         assertThat(seeding.seedWhileStarting(plain.id(), Instant.now())).as("no GPU request: nothing to do").isTrue();
         assertThat(seeding.seedWhileStarting(readOnly.id(), Instant.now())).as("read-only: not ours to write").isTrue();
-        // Not started within the patience (nobody starts it here): the usual path takes over.
-        assertThat(seeding.seedWhileStarting(gpu.id(), Instant.now())).isFalse();
+        // Not started within the patience (nobody starts it here): into its writable layer, with
+        // what the runtime's list and files said (its layers included), no inspect.
+        assertThat(seeding.seedWhileStarting(gpu.id(), Instant.now())).isTrue();
 
         assertThat(docker.peeks()).isEqualTo(3);
         assertThat(docker.inspects(plain.id()) + docker.inspects(readOnly.id()) + docker.inspects(gpu.id())).isZero();
         assertThat(upperAlias(readOnly)).doesNotExist();
-        assertThat(upperAlias(gpu)).doesNotExist();
+        assertThat(upperAlias(gpu)).isSymbolicLink();
     }
 
     @Test
