@@ -10,9 +10,11 @@ import java.util.regex.Pattern;
 /**
  * Which container runtimes the agent watches ({@code --runtime}, repeatable): {@code docker},
  * {@code containerd}, or {@code auto}, every runtime whose socket exists on this node (both
- * where both do: a node migrating from Docker, Docker beside a kubelet on containerd) or whose
- * address was given. A runtime asked for is watched even while its socket is missing: the agent
- * then says so and is not ready, rather than quietly watching nothing.
+ * where both do: a node migrating from Docker, Docker beside a kubelet on containerd); where no
+ * socket exists, those whose address was given (so that a wrong address fails loudly). A runtime
+ * named is watched even while its socket is missing: the agent then says so and is not ready,
+ * rather than quietly watching nothing. The DaemonSet gives both addresses: on each node, auto
+ * watches what is there.
  */
 public final class RuntimeChoice {
 
@@ -27,10 +29,14 @@ public final class RuntimeChoice {
     private RuntimeChoice() {
     }
 
+    /** With {@code auto}: this runtime's address was given, and it is watched if no socket exists. */
+    private static final String GIVEN = "auto:";
+
     /**
      * The values of {@code --runtime}, each checked: auto, docker or containerd. With auto, a
      * runtime whose address was given ({@code --docker-host}, {@code DOCKER_HOST},
-     * {@code --containerd-address}, {@code CONTAINERD_ADDRESS}) is asked for as if named.
+     * {@code --containerd-address}, {@code CONTAINERD_ADDRESS}) is noted ({@code auto:docker}):
+     * {@link #resolve} watches it where auto finds no socket at all.
      */
     static List<String> parse(List<String> given, boolean dockerAddressGiven, boolean containerdAddressGiven)
             throws ConfigException {
@@ -44,11 +50,11 @@ public final class RuntimeChoice {
                 runtimes.add(runtime);
             }
         }
-        if (runtimes.contains("auto") && dockerAddressGiven && !runtimes.contains("docker")) {
-            runtimes.add("docker");
+        if (runtimes.contains("auto") && dockerAddressGiven) {
+            runtimes.add(GIVEN + "docker");
         }
-        if (runtimes.contains("auto") && containerdAddressGiven && !runtimes.contains("containerd")) {
-            runtimes.add("containerd");
+        if (runtimes.contains("auto") && containerdAddressGiven) {
+            runtimes.add(GIVEN + "containerd");
         }
         return List.copyOf(runtimes);
     }
@@ -70,6 +76,15 @@ public final class RuntimeChoice {
         }
         if (config.runtimes().contains("containerd") || auto && exists.test(containerdSocket)) {
             kinds.add(Kind.CONTAINERD);
+        }
+        if (kinds.isEmpty() && auto) {
+            // No socket at all: the addresses given are tried, and fail loudly (exit 3, not ready).
+            if (config.runtimes().contains(GIVEN + "docker")) {
+                kinds.add(Kind.DOCKER);
+            }
+            if (config.runtimes().contains(GIVEN + "containerd")) {
+                kinds.add(Kind.CONTAINERD);
+            }
         }
         if (kinds.isEmpty()) {
             throw new ConfigException("--runtime auto found no container runtime on this node: no Docker socket at "

@@ -47,20 +47,38 @@ class RuntimeChoiceTest {
     }
 
     @Test
-    void aRuntimeNamedOrWhoseAddressIsGivenIsWatchedEvenWithoutItsSocket() throws ConfigException {
+    void aRuntimeNamedIsWatchedEvenWithoutItsSocket() throws ConfigException {
         assertThat(resolve(parse(List.of("run", "--runtime", "containerd"), Map.of()))).containsExactly(Kind.CONTAINERD);
         assertThat(resolve(parse(List.of("run", "--runtime", "containerd", "--runtime", "docker"), Map.of())))
                 .containsExactly(Kind.DOCKER, Kind.CONTAINERD);
         assertThat(resolve(parse(List.of("run"), Map.of("DRIVER_ALIAS_RUNTIME", "docker, containerd"))))
                 .containsExactly(Kind.DOCKER, Kind.CONTAINERD);
+        assertThat(resolve(parse(List.of("run", "--runtime", "docker"), Map.of()), "/run/containerd/containerd.sock"))
+                .as("not auto: only what is named").containsExactly(Kind.DOCKER);
+    }
+
+    @Test
+    void anAddressGivenIsTriedWhereNoSocketExistsSoThatAWrongOneFailsLoudly() throws ConfigException {
         assertThat(resolve(parse(List.of("run", "--docker-host", "unix:///nonexistent/docker.sock"), Map.of())))
-                .as("an address given is a runtime asked for").containsExactly(Kind.DOCKER);
+                .containsExactly(Kind.DOCKER);
         assertThat(resolve(parse(List.of("run"), Map.of("CONTAINERD_ADDRESS", "/x/containerd.sock"))))
                 .containsExactly(Kind.CONTAINERD);
         assertThat(resolve(parse(List.of("run", "--docker-host", "tcp://10.0.0.1:2375"), Map.of())))
-                .containsExactly(Kind.DOCKER);
-        assertThat(resolve(parse(List.of("run", "--runtime", "docker"), Map.of()), "/run/containerd/containerd.sock"))
-                .as("not auto: only what is named").containsExactly(Kind.DOCKER);
+                .as("TCP cannot be looked for: counted as there").containsExactly(Kind.DOCKER);
+    }
+
+    @Test
+    void theDaemonSetGivesBothAddressesAndEachNodeWatchesOnlyWhatItRuns() throws ConfigException {
+        // Both addresses come from the manifest's environment on every node; a Docker-only node must
+        // not watch a containerd that is not there (it would never be ready), nor the reverse.
+        AgentConfig both = parse(List.of("run"), Map.of("DRIVER_ALIAS_DOCKER_HOST", "unix:///host/run/docker.sock",
+                "DRIVER_ALIAS_CONTAINERD_ADDRESS", "unix:///host/run/containerd/containerd.sock"));
+        assertThat(resolve(both, "/host/run/docker.sock")).containsExactly(Kind.DOCKER);
+        assertThat(resolve(both, "/host/run/containerd/containerd.sock")).containsExactly(Kind.CONTAINERD);
+        assertThat(resolve(both, "/host/run/docker.sock", "/host/run/containerd/containerd.sock"))
+                .containsExactly(Kind.DOCKER, Kind.CONTAINERD);
+        assertThat(resolve(both)).as("neither there: both tried, the agent says so and is not ready")
+                .containsExactly(Kind.DOCKER, Kind.CONTAINERD);
     }
 
     @Test
