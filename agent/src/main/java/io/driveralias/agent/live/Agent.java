@@ -69,6 +69,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
      */
     private final Map<RepairQueue.Key, Reported> history = Collections.synchronizedMap(new LruMap<>(HISTORY_CAPACITY));
     private final List<Thread> workers = new ArrayList<>();
+    private final Thread warmUp;
     private final ScheduledExecutorService reconciler = daemonScheduler("reconcile");
     private final ScheduledExecutorService pinger = daemonScheduler("runtime-ping");
     private final Optional<String> podUid;
@@ -100,6 +101,9 @@ public final class Agent implements AgentStatus, AutoCloseable {
         this.clock = clock;
         this.resyncInterval = resyncInterval;
         this.shutdownGrace = shutdownGrace;
+        ContainerRepairer first = watched.getFirst().repairer();
+        this.warmUp = new Thread(() -> first.warmUp(Math.max(0, tuning.warmupRounds() - 1)), "warm-up");
+        warmUp.setDaemon(true);
         for (int i = 0; i < workerCount; i++) {
             Thread worker = new Thread(this::work, "repair-" + i);
             worker.setDaemon(true);
@@ -117,7 +121,12 @@ public final class Agent implements AgentStatus, AutoCloseable {
 
     public void start() {
         runtimes.values().forEach(RuntimeWatch::publishUp);
-        runtimes.values().iterator().next().watched.repairer().warmUp(tuning.warmupRounds());
+        // One round before the watches: loading and linking classes and native calls, which a
+        // first container would otherwise pay for (hundreds of ms). The rounds that let the
+        // compiler in run beside the watches, so that readiness (the first reconcile) does not
+        // wait for them: a container that starts meanwhile is repaired as ever, on interpreted code.
+        runtimes.values().iterator().next().watched.repairer().warmUp(Math.min(1, tuning.warmupRounds()));
+        warmUp.start();
         workers.forEach(Thread::start);
         runtimes.values().forEach(RuntimeWatch::start);
         long period = resyncInterval.toMillis();

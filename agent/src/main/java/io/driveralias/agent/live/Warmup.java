@@ -42,6 +42,9 @@ final class Warmup {
     }
 
     static void run(RootRepairer repairer, PathResolver resolver, int rounds) {
+        if (rounds <= 0) {
+            return;
+        }
         long started = System.nanoTime();
         Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
         removeLeftovers(tmp);
@@ -65,7 +68,7 @@ final class Warmup {
             } finally {
                 Libc.close(selfProc);
             }
-            LOG.info("warmed up: {} rounds of the repair path in {} ms", rounds, (System.nanoTime() - started) / 1_000_000);
+            LOG.info("warmed up: {} round(s) of the repair path in {} ms", rounds, (System.nanoTime() - started) / 1_000_000);
         } catch (IOException | ErrnoException | MountInfoException | RuntimeException e) {
             // Only speed is at stake: the agent works the same without it.
             LOG.debug("warm-up skipped: {}", e.toString());

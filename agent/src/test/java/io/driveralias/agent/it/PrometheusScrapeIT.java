@@ -124,6 +124,8 @@ class PrometheusScrapeIT {
         }
     };
 
+    private static final String OWN_POD_UID = "5f0c1d2e-3a4b-4c5d-8e6f-7a8b9c0d1e2f";
+
     @BeforeAll
     void startAgentAndPrometheus() throws IOException {
         docker = DockerHarness.get();
@@ -138,8 +140,11 @@ class PrometheusScrapeIT {
         // Not there yet: the agent starts while Docker is unreachable (see the first test).
         link = Files.createTempDirectory("daa-prom-socket-").resolve("docker.sock");
         containers = new GpuContainers(docker);
+        // The agent's own pod, as the kubelet's Docker shim labels its containers: the agent is
+        // ready once Docker runs it (driver_alias_own_pod_visible 1). Out of scope (--include-image).
+        containers.run(base, null, List.of("sleep", "3600"), "--label", "io.kubernetes.pod.uid=" + OWN_POD_UID);
         agent = AgentProcess.start(docker, "--docker-host", "unix://" + link, "--ldconfig", "off",
-                "--include-image", "daa-test/prom-scrape*");
+                "--include-image", "daa-test/prom-scrape*", "--pod-uid", OWN_POD_UID);
         instance = "127.0.0.1:" + agent.port();
         // The ServiceMonitor's 30 s interval would make this test slow: 1 s here, all else as shipped.
         prometheus = PrometheusServer.start(new PrometheusServer.Config(
@@ -484,7 +489,9 @@ class PrometheusScrapeIT {
             "alert DriverAliasAgentDown", "the agent is up and scraped",
             "alert DriverAliasAgentMissing", "no kube-state-metrics here (promtool's tests make it fire)",
             "alert DriverAliasDockerDisconnected", "Docker is connected (the first test saw it match, and pend, while it was not)",
-            "alert DriverAliasReconcileStale", "the agent reconciles every 5 s");
+            "alert DriverAliasReconcileStale", "the agent reconciles every 5 s",
+            "alert DriverAliasRepairsAfterStart", "every GPU container here is repaired before its start",
+            "alert DriverAliasRuntimeNotWatched", "Docker runs the agent's own pod");
 
     @Test
     @Order(5)
