@@ -18,10 +18,21 @@ public final class AgentCommand {
     }
 
     public static AgentProcess startWithDebug(DockerHarness docker, List<String> debugLoggers, String... extraArgs) {
+        return start(List.of(), docker, debugLoggers, extraArgs);
+    }
+
+    /** The same, in the JVM the agent ships with ({@link ShippedJvm}: its options, the pod's memory limit). */
+    public static AgentProcess startShippedWithDebug(DockerHarness docker, List<String> debugLoggers, String... extraArgs) {
+        return start(ShippedJvm.commandLineOptions(), docker, debugLoggers, extraArgs);
+    }
+
+    private static AgentProcess start(List<String> jvmOptions, DockerHarness docker, List<String> debugLoggers,
+                                      String... extraArgs) {
         int port = AgentProcess.freePort();
-        List<String> cmd = new ArrayList<>(List.of(AgentProcess.java(),
-                "-Dlogback.configurationFile=" + debugConfig(debugLoggers), "-jar", AgentProcess.jar().toString(), "run",
-                "--listen", "127.0.0.1:" + port, "--resync-interval", "5s", "--docker-host", docker.host()));
+        List<String> cmd = new ArrayList<>(List.of(AgentProcess.java()));
+        cmd.addAll(jvmOptions);
+        cmd.addAll(List.of("-Dlogback.configurationFile=" + debugConfig(debugLoggers), "-jar", AgentProcess.jar().toString(),
+                "run", "--listen", "127.0.0.1:" + port, "--resync-interval", "5s", "--docker-host", docker.host()));
         cmd.addAll(TestImages.hostLibraryArguments());
         cmd.addAll(List.of(extraArgs));
         return AgentProcess.start(cmd, port);

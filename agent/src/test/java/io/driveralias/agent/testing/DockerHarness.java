@@ -48,6 +48,14 @@ public final class DockerHarness implements AutoCloseable {
         }
     }
 
+    /**
+     * The docker CLI against an engine that another harness starts and stops (Podman's
+     * Docker-compatible socket: {@link PodmanHarness}).
+     */
+    static DockerHarness client(String host) {
+        return new DockerHarness(host, null);
+    }
+
     /** Only for {@link #startAnother}'s daemons: the shared one lives as long as the JVM. */
     @Override
     public void close() {
@@ -126,14 +134,7 @@ public final class DockerHarness implements AutoCloseable {
         if (daemon == null) {
             return;
         }
-        daemon.destroy();
-        try {
-            if (!daemon.waitFor(60, TimeUnit.SECONDS)) {
-                daemon.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        Processes.terminate(daemon, 60);
         daemon = null;
     }
 

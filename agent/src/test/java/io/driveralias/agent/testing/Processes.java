@@ -45,6 +45,18 @@ public final class Processes {
         return r.output();
     }
 
+    /** SIGTERM, and SIGKILL if it is still there {@code graceSeconds} later: a daemon the test started. */
+    public static void terminate(Process process, int graceSeconds) {
+        process.destroy();
+        try {
+            if (!process.waitFor(graceSeconds, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
     public static boolean isRoot() {
         return "root".equals(System.getProperty("user.name"));
     }
