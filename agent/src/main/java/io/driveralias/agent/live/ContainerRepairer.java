@@ -254,8 +254,11 @@ public final class ContainerRepairer {
             return result;
         }
         // The start path had to write: why the aliases were not there before the container started.
+        // A container never seeded and without overlay layers: its create may well have been seen
+        // (Podman's inspect answers only once a start is done), but there was nothing to write into.
         return result.late(skipped != null ? skipped : seed != null ? LateRepairCause.INCOMPLETE
-                : seeder == null ? LateRepairCause.DISABLED : LateRepairCause.MISSED_CREATE);
+                : seeder == null ? LateRepairCause.DISABLED
+                : info.overlay().isEmpty() ? LateRepairCause.NO_OVERLAY : LateRepairCause.MISSED_CREATE);
     }
 
     /**
