@@ -51,8 +51,12 @@ public final class CreateTimeSeeder {
     private static final Logger LOG = LoggerFactory.getLogger(CreateTimeSeeder.class);
     /** How long a created container may take to begin its start ({@code docker run}: a few ms). */
     private static final Duration START_PATIENCE = Duration.ofMillis(100);
-    /** How long Docker may take from creating the merged directory to mounting the overlay on it. */
-    private static final Duration MOUNT_PATIENCE = Duration.ofMillis(200);
+    /**
+     * How long the runtime may take from creating the root's directory to mounting the overlay on
+     * it: Docker does both at once; containerd makes the bundle's {@code rootfs}, then starts the
+     * task's shim (one per {@code ctr run}), which mounts it: over 200 ms on a busy 2-core node.
+     */
+    private static final Duration MOUNT_PATIENCE = Duration.ofMillis(1000);
 
     /** A driver file declared at create: where it lands, under which name, and its SONAME. */
     private record Declared(String directory, String fileName, String soname) {
