@@ -334,9 +334,7 @@ class ContainerdRuntimeIT {
     }
 
     private static void remove(String namespace, String id) {
-        io.driveralias.agent.testing.Processes.run(containerd.ctr("-n", namespace, "tasks", "kill", "-s", "KILL", id), 30);
-        io.driveralias.agent.testing.Processes.run(containerd.ctr("-n", namespace, "tasks", "delete", "-f", id), 30);
-        io.driveralias.agent.testing.Processes.run(containerd.ctr("-n", namespace, "containers", "delete", id), 30);
+        containerd.remove(namespace, id);
     }
 
     private Events follow(ContainerdRuntime runtime) throws ContainerRuntimeException {
