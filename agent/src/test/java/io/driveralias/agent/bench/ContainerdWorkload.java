@@ -83,6 +83,20 @@ final class ContainerdWorkload {
         return started;
     }
 
+    /** Pods without any container (RunPodSandbox alone), one after another: what a pod's sandbox costs the agent. */
+    List<CriClient.Sandbox> sandboxes(int count) {
+        List<CriClient.Sandbox> pods = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            pods.add(containerd.cri().runPodSandbox(CriClient.Pod.named("bench-sandbox-" + UUID.randomUUID().toString()
+                    .substring(0, 8)), ""));
+        }
+        return pods;
+    }
+
+    void removePods(List<CriClient.Sandbox> pods) {
+        pods.forEach(containerd.cri()::removePod);
+    }
+
     /** {@code ctr run -d} one after another, the driver files bound ({@code --mount}). */
     List<Started> ctrRun(int count) {
         List<Started> started = new ArrayList<>();
