@@ -21,12 +21,14 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * containerd's event stream ({@code Events.Subscribe}), filtered to one namespace and the
  * topics the agent follows. Read one message at a time (gRPC's manual flow control), so at most
- * one event waits here whatever containerd sends. {@link #close()} from any thread cancels the
- * call's context, which ends a waiting {@link #next()}.
+ * one event waits here whatever containerd sends, besides those that came before the subscription
+ * was confirmed (a few, during at most the confirmation's 5 s). {@link #close()} from any thread
+ * cancels the call's context, which ends a waiting {@link #next()}.
  *
  * <p>containerd sends nothing, not even headers, until the first event, so a call in progress
  * does not tell whether the subscription is in place yet. {@link #open} publishes a marker of
@@ -51,6 +53,12 @@ final class EventSubscription implements ContainerRuntime.EventStream {
     private ClientCall<SubscribeRequest, Envelope> call;
     private volatile boolean closed;
     private volatile boolean markerSeen;
+    /**
+     * Events delivered before the marker, each asked for again on arrival: until the marker comes
+     * nobody reads, and with one message asked for at a time the marker would wait behind the
+     * first event of a busy node for good. {@link #next} asks for none in their stead.
+     */
+    private final AtomicInteger askedAhead = new AtomicInteger();
     private volatile Status closeStatus;
     private boolean ended;
 
@@ -131,7 +139,9 @@ final class EventSubscription implements ContainerRuntime.EventStream {
             return Optional.empty();
         }
         if (item instanceof ContainerRuntime.Event event) {
-            call.request(1);
+            if (askedAhead.getAndUpdate(n -> Math.max(0, n - 1)) == 0) {
+                call.request(1);
+            }
             return Optional.of(event);
         }
         ended = true;
@@ -163,6 +173,10 @@ final class EventSubscription implements ContainerRuntime.EventStream {
             Optional<ContainerRuntime.Event> event = EventDecoder.decode(envelope, namespace);
             if (event.isPresent()) {
                 queue.add(event.get());
+                if (!markerSeen) {
+                    askedAhead.incrementAndGet();
+                    call.request(1);
+                }
             } else {
                 call.request(1);
             }

@@ -51,8 +51,12 @@ public final class CreateTimeSeeder {
     private static final Logger LOG = LoggerFactory.getLogger(CreateTimeSeeder.class);
     /** How long a created container may take to begin its start ({@code docker run}: a few ms). */
     private static final Duration START_PATIENCE = Duration.ofMillis(100);
-    /** How long Docker may take from creating the merged directory to mounting the overlay on it. */
-    private static final Duration MOUNT_PATIENCE = Duration.ofMillis(200);
+    /**
+     * How long the runtime may take from creating the root's directory to mounting the overlay on
+     * it: Docker does both at once; containerd makes the bundle's {@code rootfs}, then starts the
+     * task's shim (one per {@code ctr run}), which mounts it: over 200 ms on a busy 2-core node.
+     */
+    private static final Duration MOUNT_PATIENCE = Duration.ofMillis(1000);
 
     /** A driver file declared at create: where it lands, under which name, and its SONAME. */
     private record Declared(String directory, String fileName, String soname) {
@@ -149,7 +153,7 @@ public final class CreateTimeSeeder {
             // With `docker run` the start usually wins the race: find out before any other work.
             notStarted.require();
         } catch (ErrnoException e) {
-            return Seeding.skipped(LateRepairCause.MOUNT_TIMEOUT);
+            return seedMounted(info, merged, overlay.upperDir(), wanted.get());
         }
         try (LayerStack layers = LayerStack.open(overlay.upperDir(), overlay.lowerDir(), resolver)) {
             Map<String, List<DriverLibrary>> libraries = wanted.get().in(path -> {
@@ -167,8 +171,19 @@ public final class CreateTimeSeeder {
             LOG.debug("container {}: {} alias(es) written into its writable layer, loader cache {}", info.id(),
                     written.size(), cache.status());
         } catch (ErrnoException e) {
-            // Its runtime removed the layer, began the start, or something in the layers is not
-            // what it should be: the start path repairs (and reports) through the container's root.
+            if (e.is(Errno.EBUSY) && MountedRoot.starting(merged)) {
+                // Its start began meanwhile (under the CRI the kubelet starts a container the moment it
+                // is created): what is left goes through its root once mounted, before its process runs.
+                Seeding mounted = seedMounted(info, merged, overlay.upperDir(), wanted.get());
+                if (written.isEmpty()) {
+                    return mounted;
+                }
+                List<LinkAction> both = new ArrayList<>(written);
+                both.addAll(mounted.links());
+                return Seeding.written(both);
+            }
+            // Its runtime removed the layer, or something in the layers is not what it should be:
+            // the start path repairs (and reports) through the container's root.
             // A refusal (a missing capability) is worth a warning, once for each kind.
             boolean refused = e.is(Errno.EPERM) || e.is(Errno.EACCES);
             if (refused && warned.add(e.getMessage().replaceAll("[0-9a-f]{12,}", "*"))) {

@@ -63,6 +63,10 @@ public class RepairBenchmark {
             }
         }
         String report = "agent JVM options: " + jvm + "\n" + BenchmarkReport.render(settings, results);
+        if (Boolean.getBoolean("bench.containerd")) {
+            report += "\n" + ContainerdBenchmark.render(ContainerdBenchmark.run(ContainerdBenchmark.Settings.fromSystemProperties(),
+                    docker, jvmOptions), results.stream().filter(r -> r.subject().equals("agent")).findFirst());
+        }
         System.out.println(report);
         Path out = Path.of("target", "benchmark");
         Files.createDirectories(out);

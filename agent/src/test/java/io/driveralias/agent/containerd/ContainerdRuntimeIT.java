@@ -3,6 +3,9 @@ package io.driveralias.agent.containerd;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.google.protobuf.Any;
+import io.driveralias.agent.containerd.api.ContainerCreate;
+import io.driveralias.agent.containerd.api.PublishRequest;
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.ContainerScope;
 import io.driveralias.agent.core.PodRef;
@@ -29,6 +32,8 @@ import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -274,6 +279,52 @@ class ContainerdRuntimeIT {
                 .hasMessageContaining("Docker's own");
     }
 
+    /**
+     * A subscription made while containerd delivers other events (a node busy creating pods, as
+     * the kubelet's retries right after containerd restarts): it is in place within moments, not
+     * after its confirmation's 5 s, and the events delivered before its marker are kept.
+     */
+    @Test
+    void aSubscriptionOpensWhileEventsFlow() throws Exception {
+        ContainerdRuntime runtime = runtime();
+        runtime.connect();
+        AtomicBoolean publishing = new AtomicBoolean(true);
+        AtomicInteger published = new AtomicInteger();
+        Thread publisher = new Thread(() -> {
+            try (ContainerdClient client = new ContainerdClient(containerd.socket(), ContainerdHarness.K8S)) {
+                while (publishing.get()) {
+                    String id = "busy-" + published.incrementAndGet();
+                    client.callInNamespace(ContainerdRpc.PUBLISH, PublishRequest.newBuilder()
+                            .setTopic(EventDecoder.CONTAINER_CREATE).setEvent(Any.newBuilder()
+                                    .setTypeUrl("containerd.events.ContainerCreate").setValue(
+                                            ContainerCreate.newBuilder().setId(id).build()
+                                                    .toByteString())).build(), Duration.ofSeconds(5));
+                    Thread.sleep(2);
+                }
+            } catch (ContainerRuntimeException | InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
+        publisher.start();
+        try {
+            while (published.get() < 20) {
+                Thread.sleep(10);
+            }
+            for (int i = 0; i < 3; i++) {
+                long began = System.nanoTime();
+                try (ContainerRuntime.EventStream stream = runtime.events(Optional.empty())) {
+                    assertThat(Duration.ofNanos(System.nanoTime() - began)).as("subscribed while events flow")
+                            .isLessThan(Duration.ofSeconds(2));
+                    assertThat(stream.next()).as("the events delivered meanwhile are kept")
+                            .hasValueSatisfying(e -> assertThat(e.containerId()).startsWith("busy-"));
+                }
+            }
+        } finally {
+            publishing.set(false);
+            publisher.join(5000);
+        }
+    }
+
     @Test
     void closingTheStreamFromAnotherThreadEndsAWaitingNext() throws Exception {
         ContainerdRuntime runtime = runtime();
@@ -334,9 +385,7 @@ class ContainerdRuntimeIT {
     }
 
     private static void remove(String namespace, String id) {
-        io.driveralias.agent.testing.Processes.run(containerd.ctr("-n", namespace, "tasks", "kill", "-s", "KILL", id), 30);
-        io.driveralias.agent.testing.Processes.run(containerd.ctr("-n", namespace, "tasks", "delete", "-f", id), 30);
-        io.driveralias.agent.testing.Processes.run(containerd.ctr("-n", namespace, "containers", "delete", id), 30);
+        containerd.remove(namespace, id);
     }
 
     private Events follow(ContainerdRuntime runtime) throws ContainerRuntimeException {

@@ -22,6 +22,13 @@ final class RealContainers implements AutoCloseable {
     static final int NVML_NOT_FOUND = 12;
     static final String LIB_DIR = Arch.AMD64.libDir();
     static final String CU_INIT = "import ctypes; print('cuInit', ctypes.CDLL('libcuda.so.1').cuInit(0))";
+    /**
+     * A container's command whose first instructions look for the driver and load it, as
+     * {@link #startProbing} describes; it prints "end" when through, then sleeps.
+     */
+    static final List<String> FIRST_INSTRUCTIONS = List.of("sh", "-c", "if ldconfig -p | grep -q 'libcuda.so.1 '; then"
+            + " echo cache=yes; else echo cache=no; fi; nvidia-smi >/dev/null 2>&1; echo nvidia-smi=$?;"
+            + " python3 -c \"$0\" 2>&1; echo end; sleep 600", CU_INIT);
 
     private final DockerHarness docker;
     private final String image;
@@ -78,9 +85,8 @@ final class RealContainers implements AutoCloseable {
             args.add("-d");
         }
         args.addAll(List.of(options));
-        args.addAll(List.of(image, "sh", "-c", "if ldconfig -p | grep -q 'libcuda.so.1 '; then echo cache=yes;"
-                + " else echo cache=no; fi; nvidia-smi >/dev/null 2>&1; echo nvidia-smi=$?; python3 -c \"$0\" 2>&1;"
-                + " echo end; sleep 600", CU_INIT));
+        args.add(image);
+        args.addAll(FIRST_INSTRUCTIONS);
         String id = docker.run(args.toArray(String[]::new));
         started.add(id);
         return id;

@@ -58,6 +58,23 @@ public final class AgentProcess implements AutoCloseable {
         return start(cmd, port);
     }
 
+    /**
+     * Starts {@code driver-alias-agent run --runtime containerd} against the harness' containerd
+     * (its socket and state directory), with the JVM options the agent ships and the test
+     * drivers' host directories, on a free port.
+     */
+    public static AgentProcess startOnContainerd(ContainerdHarness containerd, String... extraArgs) {
+        int port = freePort();
+        List<String> cmd = new ArrayList<>(List.of(java()));
+        cmd.addAll(ShippedJvm.commandLineOptions());
+        cmd.addAll(List.of("-jar", jar().toString(), "run", "--listen", "127.0.0.1:" + port, "--resync-interval", "5s",
+                "--runtime", "containerd", "--containerd-address", containerd.address(),
+                "--containerd-state", containerd.stateDir().toString()));
+        cmd.addAll(TestImages.hostLibraryArguments());
+        cmd.addAll(List.of(extraArgs));
+        return start(cmd, port);
+    }
+
     public static AgentProcess start(List<String> cmd, int port) {
         try {
             Path log = Files.createTempFile("daa-agent-", ".log");
@@ -128,6 +145,21 @@ public final class AgentProcess implements AutoCloseable {
             }
         }
         return 0;
+    }
+
+    /** GET /readyz: its status code, or -1 when nothing answers within a second. */
+    public int readyz() {
+        try {
+            return java.net.http.HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build().send(
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + "/readyz"))
+                            .timeout(Duration.ofSeconds(1)).build(), java.net.http.HttpResponse.BodyHandlers.discarding())
+                    .statusCode();
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
     }
 
     public boolean isAlive() {

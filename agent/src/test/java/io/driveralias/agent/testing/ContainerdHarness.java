@@ -19,9 +19,11 @@ import java.util.concurrent.TimeUnit;
  * runtime handlers, {@code runc} (the default) and {@code nvidia}, both io.containerd.runc.v2,
  * the second with {@code BinaryName} = a launcher named {@code nvidia-container-runtime} of the
  * test wrapper {@code src/test/fixtures/containerd-gpu-runtime.sh}, as the GPU Operator
- * configures NVIDIA's. Started once per test JVM and stopped at its end; {@link #kill} and
- * {@link #start} restart it (the shims and containers live on). Tests drive it through
- * {@code ctr} and {@link CriClient}, independently of the code under test.
+ * configures NVIDIA's: for a container whose spec asks for GPUs it adds a prestart hook that
+ * mounts NVIDIA's real versioned files ({@link RealDriver}) in the container's own mount
+ * namespace, as NVIDIA's legacy hook does. Started once per test JVM and stopped at its end;
+ * {@link #kill} and {@link #start} restart it (the shims and containers live on). Tests drive
+ * it through {@code ctr} and {@link CriClient}, independently of the code under test.
  */
 public final class ContainerdHarness {
 
@@ -127,7 +129,12 @@ public final class ContainerdHarness {
     private void configure() throws IOException {
         Path fixture = RealDriver.moduleDir().resolve("src/test/fixtures/containerd-gpu-runtime.sh").toAbsolutePath();
         Path launcher = Files.createDirectories(dir.resolve("bin")).resolve("nvidia-container-runtime");
-        Files.writeString(launcher, "#!/bin/sh\nexport DAA_HOLD_DIR=" + holdDir() + "\nexec " + fixture + " \"$@\"\n");
+        // The hook's driver: NVIDIA's real versioned files and nvidia-smi (RealDriver's fixtures).
+        Files.writeString(launcher, "#!/bin/sh\nexport DAA_HOLD_DIR='" + holdDir() + "'\n"
+                + "export DAA_DRIVER_DIR='" + RealDriver.libraryDir(RealDriver.Arch.AMD64) + "'\n"
+                + "export DAA_LIB_DIR='" + RealDriver.Arch.AMD64.libDir() + "'\n"
+                + "export DAA_NVIDIA_SMI='" + RealDriver.nvidiaSmi(RealDriver.Arch.AMD64) + "'\n"
+                + "exec bash '" + fixture + "' \"$@\"\n");
         Files.createDirectories(holdDir());
         Files.setPosixFilePermissions(launcher, PosixFilePermissions.fromString("rwxr-xr-x"));
         Files.createDirectories(dir.resolve("pod-logs"));
@@ -219,10 +226,29 @@ public final class ContainerdHarness {
         return ref;
     }
 
+    /**
+     * The debootstrapped Debian bookworm root of {@link RealDriver} (python3 with ctypes, glibc's
+     * ldconfig) imported into {@code namespace} once, as {@code docker.io/daa-test/debian-bookworm-minbase:1}.
+     */
+    public String debianImage(String namespace) {
+        String ref = "docker.io/daa-test/debian-bookworm-minbase:1";
+        importImage(namespace, ref, RealDriver.cache().resolve("debian-bookworm-minbase.tar"),
+                List.of("PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin"), List.of("/bin/bash"));
+        return ref;
+    }
+
     private void importImage(String namespace, String ref, Path rootTar, List<String> command) {
+        importImage(namespace, ref, rootTar, List.of("PATH=/usr/bin:/bin:/sbin"), command);
+    }
+
+    private void importImage(String namespace, String ref, Path rootTar, List<String> env, List<String> command) {
         imported.computeIfAbsent(namespace + " " + ref, key -> {
-            Path archive = OciArchive.write(rootTar, ref, command, dir.resolve("image-" + Math.abs(key.hashCode()) + ".tar"));
-            Processes.check(ctr("-n", namespace, "images", "import", archive.toString()));
+            Path archive = OciArchive.write(rootTar, ref, env, command, dir.resolve("image-" + Math.abs(key.hashCode()) + ".tar"));
+            try {
+                Processes.check(ctr("-n", namespace, "images", "import", archive.toString()));
+            } finally {
+                Processes.run(List.of("rm", "-f", archive.toString()), 60);
+            }
             return ref;
         });
     }
@@ -262,6 +288,54 @@ public final class ContainerdHarness {
         args.addAll(List.of(command));
         run(args.toArray(String[]::new));
         return id;
+    }
+
+    /**
+     * {@code ctr run -d} with ctr's own options first ({@code --mount type=bind,...},
+     * {@code --log-uri file:///...}, {@code --env ...}).
+     */
+    public String ctrRun(String namespace, List<String> options, String image, String id, String... command) {
+        List<String> args = new ArrayList<>(List.of("-n", namespace, "run", "-d", "--runc-root", runcRoot().toString()));
+        args.addAll(options);
+        args.addAll(List.of(image, id));
+        args.addAll(List.of(command));
+        run(args.toArray(String[]::new));
+        return id;
+    }
+
+    /** A ctr-made container and its task gone, whatever state they are in (best effort). */
+    public void remove(String namespace, String id) {
+        Processes.run(ctr("-n", namespace, "tasks", "kill", "-s", "KILL", id), 30);
+        Processes.run(ctr("-n", namespace, "tasks", "delete", "-f", id), 30);
+        Processes.run(ctr("-n", namespace, "containers", "delete", id), 30);
+    }
+
+    /** {@code ctr tasks exec} of {@code command} in a running container (a CRI one too); its exit code and output. */
+    public Processes.Result exec(String namespace, String id, String... command) {
+        List<String> args = new ArrayList<>(List.of("-n", namespace, "tasks", "exec", "--exec-id",
+                "daa-" + java.util.UUID.randomUUID().toString().substring(0, 8), id));
+        args.addAll(List.of(command));
+        return Processes.run(ctr(args.toArray(String[]::new)), 60);
+    }
+
+    /** The writable layer (overlayfs {@code upperdir}) of the snapshot {@code key} (a container's id), as ctr reports it. */
+    public Path upperDir(String namespace, String key) {
+        String mount = run("-n", namespace, "snapshots", "mounts", "/daa-not-mounted", key);
+        java.util.regex.Matcher upper = java.util.regex.Pattern.compile("upperdir=([^,\\s]+)").matcher(mount);
+        if (!upper.find()) {
+            throw new AssertionError("no upperdir for snapshot " + key + ": " + mount);
+        }
+        return Path.of(upper.group(1));
+    }
+
+    /** The pid of a container's task, as its shim wrote it. */
+    public int taskPid(String namespace, String id) {
+        try {
+            return Integer.parseInt(Files.readString(stateDir().resolve("io.containerd.runtime.v2.task/" + namespace + "/" + id
+                    + "/init.pid")).trim());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 
     private String log() {

@@ -40,6 +40,10 @@ import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
 import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
 import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
 import io.grpc.stub.ClientCalls;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -191,6 +195,33 @@ public final class CriClient implements AutoCloseable {
         }
         return call(CREATE_CONTAINER, CreateContainerRequest.newBuilder().setPodSandboxId(sandbox.id()).setConfig(config)
                 .setSandboxConfig(sandbox.config()).build()).getContainerId();
+    }
+
+    /**
+     * What a container wrote to its CRI log file ({@code <pod log directory>/<name>/0.log}, where
+     * the kubelet reads it), the CRI's prefixes (time, stream, partial or full) taken off; empty
+     * before it wrote anything.
+     */
+    public String logs(Sandbox sandbox, String containerName) {
+        Path file = Path.of(sandbox.config().getLogDirectory(), containerName, "0.log");
+        StringBuilder text = new StringBuilder();
+        try {
+            if (!Files.exists(file)) {
+                return "";
+            }
+            for (String line : Files.readAllLines(file, StandardCharsets.UTF_8)) {
+                String[] parts = line.split(" ", 4);
+                if (parts.length >= 3) {
+                    text.append(parts.length == 4 ? parts[3] : "");
+                    if (parts[2].equals("F")) {
+                        text.append('\n');
+                    }
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return text.toString();
     }
 
     public void startContainer(String id) {

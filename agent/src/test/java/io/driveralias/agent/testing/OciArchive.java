@@ -26,12 +26,17 @@ final class OciArchive {
 
     /** Writes the archive of image {@code name} (e.g. {@code docker.io/daa-test/x:1}) to {@code archive}. */
     static Path write(Path rootTar, String name, List<String> command, Path archive) {
+        return write(rootTar, name, List.of("PATH=/usr/bin:/bin:/sbin"), command, archive);
+    }
+
+    /** The same with the image's environment ({@code NAME=value}). */
+    static Path write(Path rootTar, String name, List<String> env, List<String> command, Path archive) {
         try {
             Path layout = Files.createTempDirectory(archive.getParent(), "oci-");
             Files.createDirectories(layout.resolve("blobs/sha256"));
             Blob layer = blob(layout, rootTar);
             Map<String, Object> config = Map.of("architecture", architecture(), "os", "linux",
-                    "config", Map.of("Env", List.of("PATH=/usr/bin:/bin:/sbin"), "Cmd", command),
+                    "config", Map.of("Env", env, "Cmd", command),
                     "rootfs", Map.of("type", "layers", "diff_ids", List.of(layer.digest())));
             Blob configBlob = blob(layout, JSON.writeValueAsBytes(config));
             Map<String, Object> manifest = Map.of("schemaVersion", 2, "mediaType", "application/vnd.oci.image.manifest.v1+json",
