@@ -33,7 +33,7 @@ public final class Directory implements AutoCloseable {
     }
 
     public List<Libc.RawDirent> names() throws ErrnoException {
-        return Libc.readDirectory(fd, MAX_ENTRIES);
+        return NativeIo.readDirectory(fd, MAX_ENTRIES);
     }
 
     /** What is at {@code name}, without following it; empty when nothing is. */
@@ -166,7 +166,7 @@ public final class Directory implements AutoCloseable {
         int out = Libc.createFile(fd, temporary, 0600);
         boolean written = false;
         try {
-            Libc.writeFully(out, content);
+            NativeIo.writeFully(out, content);
             // Mode while the file is still the agent's own (no CAP_FOWNER needed), then owner.
             Libc.fchmod(out, mode & 0777);
             Libc.fchown(out, uid, gid);
