@@ -68,6 +68,17 @@ public final class MountInfoParser {
         return List.copyOf(mounts);
     }
 
+    /**
+     * One line of mountinfo (no newline), chars as bytes: for a reader that picked out the one
+     * mount it wants without parsing the others.
+     */
+    public static MountEntry parseLine(String line) throws MountInfoException {
+        if (line.length() > MAX_BYTES || line.indexOf('\n') >= 0) {
+            throw new MountInfoException(1, "not a single line");
+        }
+        return parseLine(line, 1);
+    }
+
     private static MountEntry parseLine(String line, int n) throws MountInfoException {
         // The kernel separates fields with exactly one space and escapes every space inside a
         // field, so splitting on single spaces is exact; an empty field stays visible as "".
