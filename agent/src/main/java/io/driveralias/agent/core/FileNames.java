@@ -49,7 +49,8 @@ public final class FileNames {
      * is an alias, never a driver file.
      */
     public static Optional<String> versionOf(String fileName) {
-        if (!isPlainName(fileName)) {
+        // Most names asked about (every mount point of a container) have no ".so." at all: no regex for them.
+        if (!isPlainName(fileName) || !fileName.contains(".so.")) {
             return Optional.empty();
         }
         Matcher m = VERSIONED_LIBRARY.matcher(fileName);

@@ -133,8 +133,15 @@ public final class MountInfoParser {
 
     /** A non-negative decimal int of ASCII digits only: no sign, no Unicode digits. */
     private static int number(String text, String what, int n) throws MountInfoException {
-        if (text.isEmpty() || !text.chars().allMatch(c -> c >= '0' && c <= '9')) {
+        if (text.isEmpty()) {
             throw new MountInfoException(n, what + " is not a number");
+        }
+        // A plain loop: four numbers a line, and a stream for each cost more than the line.
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < '0' || c > '9') {
+                throw new MountInfoException(n, what + " is not a number");
+            }
         }
         long value = text.length() > MAX_DIGITS ? Long.MAX_VALUE : Long.parseLong(text);
         if (value > Integer.MAX_VALUE) {
