@@ -21,9 +21,36 @@ public final class KernelFiles {
         }
     }
 
+    /**
+     * A regular file (one of Docker's, which a container's owner fills): read into one array of
+     * the size it has, as a kernel file if it has none or changed while read.
+     */
+    public static byte[] readSized(int dirFd, String name, int maxBytes) throws ErrnoException {
+        int fd = Libc.openat(dirFd, name, OpenFlags.O_RDONLY | OpenFlags.O_NOFOLLOW | OpenFlags.O_NONBLOCK);
+        try {
+            long size = Libc.statx(fd, "", false).size();
+            if (size > maxBytes) {
+                throw new ErrnoException("read", name + " (over " + maxBytes + " bytes)", Errno.EFBIG);
+            }
+            if (size > 0) {
+                byte[] exact = new byte[(int) size];
+                int done = 0;
+                for (int n; done < exact.length && (n = NativeIo.pread(fd, exact, done, exact.length - done, done)) > 0; ) {
+                    done += n;
+                }
+                if (done == exact.length && NativeIo.atEnd(fd, done)) {
+                    return exact;
+                }
+            }
+            return readOpen(fd, name, maxBytes);
+        } finally {
+            Libc.close(fd);
+        }
+    }
+
     /** The whole of an open kernel file, from its start; {@code name} is for messages. */
     public static byte[] readOpen(int fd, String name, int maxBytes) throws ErrnoException {
-        // Most such files are a few hundred bytes: start small, double as needed.
+        // Most kernel files are a few hundred bytes: start small, double as needed.
         byte[] out = new byte[Math.min(4096, maxBytes + 1)];
         int size = 0;
         while (true) {

@@ -95,6 +95,15 @@ public final class NativeIo {
         }
     }
 
+    /** Whether the file open at {@code fd} ends at {@code offset}: nothing more to read there. */
+    public static boolean atEnd(int fd, long offset) throws ErrnoException {
+        try (NativeScratch s = NativeScratch.acquire()) {
+            return Libc.check("pread", null, s, (long) PREAD.invokeExact(s.errno, fd, s.struct, 1L, offset)) == 0;
+        } catch (Throwable t) {
+            throw Libc.rethrown("pread", t);
+        }
+    }
+
     /**
      * Every entry of an open directory (except {@code .} and {@code ..}). A hostile container can
      * fill a directory with millions of names, so past {@code maxEntries} this fails with EFBIG.
