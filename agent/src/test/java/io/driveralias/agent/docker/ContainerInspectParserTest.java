@@ -252,6 +252,30 @@ class ContainerInspectParserTest {
         }
     }
 
+    @Test
+    void timesAreReadAsInstantParseReadsThem() {
+        java.util.Random random = new java.util.Random(18);
+        for (int i = 0; i < 20_000; i++) {
+            Instant instant = Instant.ofEpochSecond(random.nextLong(-62_000_000_000L, 253_000_000_000L), random.nextInt(1_000_000_000));
+            String full = instant.toString().replace("Z", "");
+            String withoutFraction = full.contains(".") ? full.substring(0, full.indexOf('.')) : full;
+            int digits = random.nextInt(10);
+            String text = withoutFraction + (digits == 0 ? "" : "." + String.format("%09d", instant.getNano()).substring(0, digits)) + "Z";
+            assertThat(ContainerInspectParser.time(text)).as(text).contains(Instant.parse(text));
+        }
+        for (String odd : List.of("2024-02-30T00:00:00Z", "2024-13-01T00:00:00Z", "2024-05-02T24:00:00Z", "2024-05-02T09:14:07.Z",
+                "2024-05-02T09:14:07.1234567890Z", "2024-05-02 09:14:07Z", "2024-05-02T09:14:07+02:00", "2016-12-31T23:59:60Z",
+                "+2024-05-02T09:14:07Z", "2024-05-02T09:14:07", "x", "0001-01-01T00:00:00Z", "")) {
+            Optional<Instant> expected;
+            try {
+                expected = odd.isEmpty() || odd.equals("0001-01-01T00:00:00Z") ? Optional.empty() : Optional.of(Instant.parse(odd));
+            } catch (java.time.format.DateTimeParseException e) {
+                expected = Optional.empty();
+            }
+            assertThat(ContainerInspectParser.time(odd)).as(odd).isEqualTo(expected);
+        }
+    }
+
     private static long allocatedBytes() {
         return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getCurrentThreadAllocatedBytes();
     }
