@@ -54,8 +54,8 @@ final class BenchmarkReport {
         b.append(String.format("  exposure, create+start    %s; present at first instruction %d of %d%n",
                 r.createExposure().row("ms"), r.createBeforeStart(), r.createTotal()));
         b.append(String.format("  repair duration (own log) %s%n", r.repair().row("ms")));
-        b.append(String.format("  CPU per container         %.2f ms over the run; %.2f ms warm (measured, after the warm-up)%n",
-                r.cpuPerContainerMs(), r.warmCpuPerContainerMs()));
+        b.append(String.format("  CPU per container         %.2f ms over the run; %.2f ms warm (measured, after the warm-up, %s to %s)%n",
+                r.cpuPerContainerMs(), r.warmCpuPerContainerMs(), r.measuredFrom(), r.measuredTo()));
         if (!r.warmCpuByThreadMs().isEmpty()) {
             // Where a warm container's CPU goes, by thread (clock ticks of 10 ms: coarse).
             StringBuilder threads = new StringBuilder();

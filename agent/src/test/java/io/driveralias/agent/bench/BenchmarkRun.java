@@ -50,7 +50,7 @@ final class BenchmarkRun {
                   Stats createExposure, int createBeforeStart, int createTotal, Stats repair,
                   double cpuPerContainerMs, double warmCpuPerContainerMs, Map<String, Double> warmCpuByThreadMs,
                   double warmAllocatedPerContainerBytes, double peakRssMiB, double steadyRssMiB, int steadyAfter,
-                  int restartMissed, int restartTotal) {
+                  int restartMissed, int restartTotal, java.time.Instant measuredFrom, java.time.Instant measuredTo) {
     }
 
     private final Workload workload;
@@ -69,6 +69,7 @@ final class BenchmarkRun {
         settle(warm);
         workload.remove(warm);
         // The measured containers: what each costs a warm subject.
+        java.time.Instant measuredFrom = java.time.Instant.now();
         double allocatedFrom = subject.allocatedBytes();
         double cpuWarmFrom = subject.cpuSeconds();
         Map<String, Double> threadsFrom = subject.threadCpuSeconds();
@@ -77,6 +78,7 @@ final class BenchmarkRun {
         double cpuWarmTo = subject.cpuSeconds();
         Map<String, Double> threadsTo = subject.threadCpuSeconds();
         double allocatedTo = subject.allocatedBytes();
+        java.time.Instant measuredTo = java.time.Instant.now();
         int measured = Math.max(1, settings.containers());
         double warmPerContainer = (cpuWarmTo - cpuWarmFrom) * 1000 / measured;
         Map<String, Double> warmThreads = new java.util.TreeMap<>();
@@ -131,7 +133,7 @@ final class BenchmarkRun {
                 exposures(createProbes), present(createProbes), createProbes.size(),
                 Stats.of(repairMillis), (cpuAfter - cpuBefore) * 1000 / handled, warmPerContainer, warmThreads,
                 (allocatedTo - allocatedFrom) / measured, peak, steady, handled,
-                missed(restartProbes), restartProbes.size());
+                missed(restartProbes), restartProbes.size(), measuredFrom, measuredTo);
     }
 
     /** Until the last container's probe has reported, and a second more: the subject's work for them is done. */
