@@ -7,6 +7,13 @@ import java.io.InputStream;
 /** A response body read at most {@code limit} bytes far: past that, an error, not more memory. */
 final class BoundedInput extends FilterInputStream {
 
+    /** The body went past its bound: the answer is refused, the daemon was reachable. */
+    static final class TooLarge extends IOException {
+        TooLarge(String message) {
+            super(message);
+        }
+    }
+
     private final long limit;
     private long read;
 
@@ -43,7 +50,7 @@ final class BoundedInput extends FilterInputStream {
     private void count(long n) throws IOException {
         read += n;
         if (read > limit) {
-            throw new IOException("response larger than " + limit + " bytes");
+            throw new TooLarge("response larger than " + limit + " bytes");
         }
     }
 }

@@ -1,25 +1,40 @@
 package io.driveralias.agent.docker;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import static io.driveralias.agent.docker.JsonReading.firstText;
+import static io.driveralias.agent.docker.JsonReading.item;
+import static io.driveralias.agent.docker.JsonReading.requireObject;
+import static io.driveralias.agent.docker.JsonReading.startsWithAny;
+import static io.driveralias.agent.docker.JsonReading.strings;
+import static io.driveralias.agent.docker.JsonReading.text;
+
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import io.driveralias.agent.core.ContainerInfo;
+import io.driveralias.agent.core.GpuRequest;
+import java.io.IOException;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import io.driveralias.agent.core.ContainerInfo;
-import io.driveralias.agent.core.GpuRequest;
 
 /**
- * Reads the inspect JSON tree into {@link ContainerInfo}. Tolerant of missing fields (old
- * daemons omit some), strict about nothing: absent means empty.
+ * Reads Docker's answers about a container into {@link ContainerInfo} as they stream in: only
+ * the fields the agent uses are kept, everything else is skipped unread. Tolerant of missing
+ * fields (old daemons omit some) and of fields of another type, which count as absent. Of the
+ * labels only the kubelet's ({@code io.kubernetes.*}) are kept, of the environment only
+ * NVIDIA's two variables: a container with thousands of either costs no more than one with none.
  */
 final class ContainerInspectParser {
 
     /** Docker's zero time for "never started". */
     private static final String ZERO_TIME = "0001-01-01T00:00:00Z";
+    /** The labels the agent reads: the kubelet's, on the containers it starts. */
+    private static final String KUBELET_LABELS = "io.kubernetes.";
+    private static final List<String> GPU_VARIABLES = List.of("NVIDIA_VISIBLE_DEVICES=", "NVIDIA_DRIVER_CAPABILITIES=");
 
     private ContainerInspectParser() {
     }
@@ -31,28 +46,137 @@ final class ContainerInspectParser {
     record Runtimes(String defaultRuntime, Set<String> gpuRuntimes) {
     }
 
-    static ContainerInfo parse(JsonNode json, Runtimes runtimes) {
-        JsonNode config = json.path("Config");
-        JsonNode state = json.path("State");
-        JsonNode graph = json.path("GraphDriver");
-        String name = json.path("Name").asText("");
-        Map<String, String> labels = strings(config.path("Labels"));
-        String storage = graph.path("Name").asText("");
-        return ContainerInfo.builder(json.path("Id").asText(""))
-                .name(name.startsWith("/") ? name.substring(1) : name)
-                .image(config.path("Image").asText(""))
-                .labels(labels)
-                .sandbox(isSandbox(labels))
-                .running(state.path("Running").asBoolean(false))
-                .pid(state.path("Pid").asInt(0))
-                .startedAt(time(state.path("StartedAt").asText("")))
-                .mounts(mounts(json.path("Mounts")))
+    /** The fields of one container as they arrive, in whatever order Docker writes them. */
+    private static final class Fields {
+        String id = "";
+        String name = "";
+        String image = "";
+        String state = "";
+        String user = "";
+        Map<String, String> labels = Map.of();
+        List<String> env = List.of();
+        boolean running;
+        int pid;
+        String startedAt = "";
+        List<ContainerInfo.Mount> mounts = List.of();
+        String storage = "";
+        Map<String, String> graphData = Map.of();
+        HostSettings host = HostSettings.NONE;
+    }
+
+    /** {@code GET /containers/{id}/json}, the parser just created on it. */
+    static ContainerInfo parse(JsonParser p, Runtimes runtimes) throws IOException {
+        Fields f = new Fields();
+        requireObject(p, p.nextToken());
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String field = p.currentName();
+            JsonToken value = p.nextToken();
+            switch (field) {
+                case "Id" -> f.id = text(p, value);
+                case "Name" -> f.name = text(p, value);
+                case "Config" -> config(p, value, f);
+                case "State" -> state(p, value, f);
+                case "Mounts" -> f.mounts = mounts(p, value);
+                case "GraphDriver" -> graphDriver(p, value, f);
+                case "HostConfig" -> f.host = HostSettings.read(p, value);
+                default -> p.skipChildren();
+            }
+        }
+        String storage = f.storage;
+        return ContainerInfo.builder(f.id)
+                .name(withoutSlash(f.name))
+                .image(f.image)
+                .labels(f.labels)
+                .sandbox(isSandbox(f.labels))
+                .running(f.running)
+                .pid(f.pid)
+                .startedAt(time(f.startedAt))
+                .mounts(f.mounts)
                 .storage(storage)
-                .overlay(overlay(storage, strings(graph.path("Data"))))
-                .readOnlyRootfs(json.path("HostConfig").path("ReadonlyRootfs").asBoolean(false))
-                .user(config.path("User").asText(""))
-                .gpu(gpu(json.path("HostConfig"), config, runtimes))
+                .overlay(overlay(storage, f.graphData))
+                .readOnlyRootfs(f.host.readOnlyRootfs().orElse(false))
+                .user(f.user)
+                .gpu(gpu(f.host, f.env, runtimes))
                 .build();
+    }
+
+    /** What {@code GET /containers/json} says of a container, as far as the agent reads it. */
+    record Listed(String id, String name, String image, Map<String, String> labels, List<ContainerInfo.Mount> mounts) {
+    }
+
+    /** The entry of a container list for {@code id}, if that container is only created (never started). */
+    static Optional<Listed> findCreated(JsonParser list, String id) throws IOException {
+        if (list.nextToken() != JsonToken.START_ARRAY) {
+            throw new com.fasterxml.jackson.core.JsonParseException(list, "not a list of containers");
+        }
+        for (JsonToken t = list.nextToken(); item(t); t = list.nextToken()) {
+            if (t != JsonToken.START_OBJECT) {
+                list.skipChildren();
+                continue;
+            }
+            Fields f = listed(list);
+            if (f.id.equals(id) && f.state.equals("created")) {
+                return Optional.of(new Listed(f.id, withoutSlash(f.name), f.image, f.labels, f.mounts));
+            }
+        }
+        return Optional.empty();
+    }
+
+    /**
+     * A listed, created container with what the list lacks from Docker's own files: its overlay
+     * paths, its {@code hostconfig.json} (read-only root, runtime, device requests) and the
+     * environment in its {@code config.v2.json}. Not running, never started.
+     */
+    static ContainerInfo created(Listed c, String storage, Map<String, String> overlayPaths, HostSettings host,
+                                 List<String> env, Runtimes runtimes) {
+        return ContainerInfo.builder(c.id())
+                .name(c.name())
+                .image(c.image())
+                .labels(c.labels())
+                .sandbox(isSandbox(c.labels()))
+                .mounts(c.mounts())
+                .storage(storage)
+                .overlay(overlay(storage, overlayPaths))
+                .readOnlyRootfs(host.readOnlyRootfs().orElse(false))
+                .gpu(gpu(host, env, runtimes))
+                .build();
+    }
+
+    /** One entry of the list, its opening brace just read. */
+    private static Fields listed(JsonParser p) throws IOException {
+        Fields f = new Fields();
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String field = p.currentName();
+            JsonToken value = p.nextToken();
+            switch (field) {
+                case "Id" -> f.id = text(p, value);
+                case "Names" -> f.name = firstText(p, value);
+                case "Image" -> f.image = text(p, value);
+                case "Labels" -> f.labels = kubeletLabels(p, value);
+                case "Mounts" -> f.mounts = mounts(p, value);
+                case "State" -> f.state = text(p, value);
+                default -> p.skipChildren();
+            }
+        }
+        return f;
+    }
+
+    /** {@code Config.Env} of Docker's {@code config.v2.json}: NVIDIA's variables only. */
+    static List<String> configEnvironment(JsonParser p) throws IOException {
+        requireObject(p, p.nextToken());
+        List<String> env = List.of();
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String field = p.currentName();
+            JsonToken value = p.nextToken();
+            if (field.equals("Config") && value == JsonToken.START_OBJECT) {
+                Fields f = new Fields();
+                config(p, value, f);
+                env = f.env;
+            } else {
+                p.skipChildren();
+            }
+        }
+        return env;
     }
 
     /** overlay2's paths from {@code GraphDriver.Data}; none for other storage drivers. */
@@ -64,97 +188,191 @@ final class ContainerInspectParser {
                 data.getOrDefault("LowerDir", ""), data.getOrDefault("MergedDir", "")));
     }
 
-    private static boolean isSandbox(Map<String, String> labels) {
-        return "podsandbox".equals(labels.get(KUBELET_TYPE_LABEL));
+    private static void config(JsonParser p, JsonToken start, Fields f) throws IOException {
+        if (start != JsonToken.START_OBJECT) {
+            p.skipChildren();
+            return;
+        }
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String field = p.currentName();
+            JsonToken value = p.nextToken();
+            switch (field) {
+                case "Image" -> f.image = text(p, value);
+                case "User" -> f.user = text(p, value);
+                case "Labels" -> f.labels = kubeletLabels(p, value);
+                case "Env" -> f.env = gpuVariables(p, value);
+                default -> p.skipChildren();
+            }
+        }
     }
 
-    /**
-     * A created container as {@code GET /containers/json} lists it, with what the list lacks
-     * from Docker's own files: its overlay paths, its {@code hostconfig.json} (read-only root,
-     * runtime, device requests) and the {@code Config} of its {@code config.v2.json}
-     * (environment). Not running, never started.
-     */
-    static ContainerInfo listed(JsonNode json, String storage, Map<String, String> overlayPaths, JsonNode hostConfig,
-                                JsonNode config, Runtimes runtimes) {
-        JsonNode names = json.path("Names");
-        String name = names.isArray() && !names.isEmpty() ? names.get(0).asText("") : "";
-        Map<String, String> labels = strings(json.path("Labels"));
-        return ContainerInfo.builder(json.path("Id").asText(""))
-                .name(name.startsWith("/") ? name.substring(1) : name)
-                .image(json.path("Image").asText(""))
-                .labels(labels)
-                .sandbox(isSandbox(labels))
-                .mounts(mounts(json.path("Mounts")))
-                .storage(storage)
-                .overlay(overlay(storage, overlayPaths))
-                .readOnlyRootfs(hostConfig.path("ReadonlyRootfs").asBoolean(false))
-                .gpu(gpu(hostConfig, config, runtimes))
-                .build();
+    private static void state(JsonParser p, JsonToken start, Fields f) throws IOException {
+        if (start != JsonToken.START_OBJECT) {
+            p.skipChildren();
+            return;
+        }
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String field = p.currentName();
+            JsonToken value = p.nextToken();
+            switch (field) {
+                case "Running" -> f.running = value == JsonToken.VALUE_TRUE;
+                case "Pid" -> f.pid = value == JsonToken.VALUE_NUMBER_INT && p.getNumberType() == JsonParser.NumberType.INT
+                        ? p.getIntValue() : 0;
+                case "StartedAt" -> f.startedAt = text(p, value);
+                default -> p.skipChildren();
+            }
+        }
+    }
+
+    private static void graphDriver(JsonParser p, JsonToken start, Fields f) throws IOException {
+        if (start != JsonToken.START_OBJECT) {
+            p.skipChildren();
+            return;
+        }
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String field = p.currentName();
+            JsonToken value = p.nextToken();
+            switch (field) {
+                case "Name" -> f.storage = text(p, value);
+                case "Data" -> f.graphData = overlayData(p, value);
+                default -> p.skipChildren();
+            }
+        }
+    }
+
+    private static Map<String, String> overlayData(JsonParser p, JsonToken start) throws IOException {
+        Map<String, String> data = new HashMap<>();
+        strings(p, start, key -> key.equals("UpperDir") || key.equals("LowerDir") || key.equals("MergedDir"), data);
+        return data;
+    }
+
+    private static Map<String, String> kubeletLabels(JsonParser p, JsonToken start) throws IOException {
+        Map<String, String> labels = new HashMap<>();
+        strings(p, start, key -> key.startsWith(KUBELET_LABELS), labels);
+        return labels;
+    }
+
+    /** The environment's NVIDIA variables, in order; other entries are never made into strings. */
+    private static List<String> gpuVariables(JsonParser p, JsonToken start) throws IOException {
+        if (start != JsonToken.START_ARRAY) {
+            p.skipChildren();
+            return List.of();
+        }
+        List<String> env = new ArrayList<>();
+        for (JsonToken t = p.nextToken(); item(t); t = p.nextToken()) {
+            if (t == JsonToken.VALUE_STRING && startsWithAny(p, GPU_VARIABLES)) {
+                env.add(p.getText());
+            } else {
+                p.skipChildren();
+            }
+        }
+        return env;
+    }
+
+    private static List<ContainerInfo.Mount> mounts(JsonParser p, JsonToken start) throws IOException {
+        if (start != JsonToken.START_ARRAY) {
+            p.skipChildren();
+            return List.of();
+        }
+        List<ContainerInfo.Mount> mounts = new ArrayList<>();
+        for (JsonToken t = p.nextToken(); item(t); t = p.nextToken()) {
+            if (t != JsonToken.START_OBJECT) {
+                p.skipChildren();
+                continue;
+            }
+            String type = "";
+            String source = "";
+            String destination = "";
+            boolean readWrite = true;
+            while (p.nextToken() == JsonToken.FIELD_NAME) {
+                String field = p.currentName();
+                JsonToken value = p.nextToken();
+                switch (field) {
+                    case "Type" -> type = text(p, value);
+                    case "Source" -> source = text(p, value);
+                    case "Destination" -> destination = text(p, value);
+                    case "RW" -> readWrite = value != JsonToken.VALUE_FALSE;
+                    default -> p.skipChildren();
+                }
+            }
+            mounts.add(new ContainerInfo.Mount(type, source, destination, readWrite));
+        }
+        return mounts;
     }
 
     /**
      * What the container asks for in the way of a GPU: HostConfig's runtime (the daemon's default
      * where it names none), device requests and devices, Config's environment.
      */
-    static GpuRequest gpu(JsonNode hostConfig, JsonNode config, Runtimes runtimes) {
-        String named = hostConfig.path("Runtime").asText("");
-        String runtime = named.isEmpty() ? runtimes.defaultRuntime() : named;
-        boolean deviceRequest = false;
-        for (JsonNode request : hostConfig.path("DeviceRequests")) {
-            List<List<String>> capabilities = new ArrayList<>();
-            for (JsonNode set : request.path("Capabilities")) {
-                capabilities.add(texts(set));
-            }
-            deviceRequest |= GpuRequest.isGpuDeviceRequest(request.path("Driver").asText(""), capabilities,
-                    texts(request.path("DeviceIDs")));
-        }
-        boolean deviceNodes = false;
-        for (JsonNode device : hostConfig.path("Devices")) {
-            deviceNodes |= GpuRequest.isNvidiaDeviceNode(device.path("PathOnHost").asText(""));
-        }
-        return GpuRequest.of(runtime, runtimes.gpuRuntimes().contains(runtime), texts(config.path("Env")), deviceRequest,
-                deviceNodes);
+    private static GpuRequest gpu(HostSettings host, List<String> env, Runtimes runtimes) {
+        String runtime = host.runtime().isEmpty() ? runtimes.defaultRuntime() : host.runtime();
+        return GpuRequest.of(runtime, runtimes.gpuRuntimes().contains(runtime), env, host.deviceRequest(),
+                host.deviceNodes());
     }
 
-    private static List<String> texts(JsonNode array) {
-        List<String> texts = new ArrayList<>();
-        for (JsonNode item : array) {
-            if (item.isTextual()) {
-                texts.add(item.asText());
-            }
-        }
-        return texts;
+    private static boolean isSandbox(Map<String, String> labels) {
+        return "podsandbox".equals(labels.get(KUBELET_TYPE_LABEL));
     }
 
-    private static Map<String, String> strings(JsonNode object) {
-        Map<String, String> map = new LinkedHashMap<>();
-        if (object.isObject()) {
-            object.properties().forEach(e -> {
-                if (e.getValue().isTextual()) {
-                    map.put(e.getKey(), e.getValue().asText());
-                }
-            });
-        }
-        return map;
+    private static String withoutSlash(String name) {
+        return name.startsWith("/") ? name.substring(1) : name;
     }
 
-    private static List<ContainerInfo.Mount> mounts(JsonNode array) {
-        List<ContainerInfo.Mount> mounts = new ArrayList<>();
-        for (JsonNode m : array) {
-            mounts.add(new ContainerInfo.Mount(m.path("Type").asText(""), m.path("Source").asText(""),
-                    m.path("Destination").asText(""), m.path("RW").asBoolean(true)));
-        }
-        return mounts;
-    }
-
-    private static Optional<Instant> time(String text) {
+    static Optional<Instant> time(String text) {
         if (text.isEmpty() || text.equals(ZERO_TIME)) {
             return Optional.empty();
+        }
+        Instant fast = utc(text);
+        if (fast != null) {
+            return Optional.of(fast);
         }
         try {
             return Optional.of(Instant.parse(text));
         } catch (DateTimeParseException e) {
             return Optional.empty();
         }
+    }
+
+    /**
+     * Docker's own shape, {@code 2024-05-02T09:14:07.345678901Z} (RFC 3339 in UTC, 0 to 9
+     * fraction digits), read without a formatter: one answer in every inspect. Null for any
+     * other text, which {@link Instant#parse} then reads (or refuses) as before.
+     */
+    private static Instant utc(String t) {
+        int n = t.length();
+        if (n < 20 || n > 30 || t.charAt(4) != '-' || t.charAt(7) != '-' || t.charAt(10) != 'T' || t.charAt(13) != ':'
+                || t.charAt(16) != ':' || t.charAt(n - 1) != 'Z' || (n > 20 && (t.charAt(19) != '.' || n == 21))) {
+            return null;
+        }
+        int year = digits(t, 0, 4);
+        int month = digits(t, 5, 7);
+        int day = digits(t, 8, 10);
+        int hour = digits(t, 11, 13);
+        int minute = digits(t, 14, 16);
+        int second = digits(t, 17, 19);
+        int fraction = n > 20 ? digits(t, 20, n - 1) : 0;
+        if (year < 0 || month < 1 || month > 12 || day < 1 || day > java.time.YearMonth.of(year, month).lengthOfMonth()
+                || hour < 0 || hour > 23 || minute < 0 || minute > 59 || second < 0 || second > 59 || fraction < 0) {
+            return null;
+        }
+        long nanos = fraction;
+        for (int digitsRead = Math.max(0, n - 21); digitsRead < 9; digitsRead++) {
+            nanos *= 10;
+        }
+        long days = java.time.LocalDate.of(year, month, day).toEpochDay();
+        return Instant.ofEpochSecond(days * 86_400 + hour * 3_600L + minute * 60L + second, nanos);
+    }
+
+    /** The decimal number in {@code [from, to)}, or -1 if anything there is not an ASCII digit. */
+    private static int digits(String t, int from, int to) {
+        int value = 0;
+        for (int i = from; i < to; i++) {
+            char c = t.charAt(i);
+            if (c < '0' || c > '9') {
+                return -1;
+            }
+            value = value * 10 + (c - '0');
+        }
+        return value;
     }
 }

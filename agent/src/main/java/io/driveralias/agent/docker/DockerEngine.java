@@ -2,9 +2,8 @@ package io.driveralias.agent.docker;
 
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.dockerjava.transport.DockerHttpClient;
 import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
 import io.driveralias.agent.core.ContainerInfo;
@@ -27,14 +26,15 @@ import java.util.regex.Pattern;
 
 /**
  * Docker's Engine API over docker-java's zerodep transport: plain HTTP requests on the
- * daemon's socket, answers read with Jackson, each bounded. The API version is negotiated
+ * daemon's socket, each answer read as it streams in with Jackson's parser, bounded, and only
+ * for the fields the agent uses (no tree of the whole answer). The API version is negotiated
  * with the daemon at every (re)connect (see {@link DockerApiVersions}), or fixed by the operator
  * ({@code --docker-api-version}), which the daemon then has to accept.
  */
 public final class DockerEngine implements ContainerRuntime {
 
     /** Inspect output carries user-chosen labels and env: bounded. */
-    private static final int MAX_RESPONSE = 8 << 20;
+    private static final int MAX_RESPONSE = JsonReading.MAX_ANSWER;
     /** Thousands of containers, each listed with its labels, ports and mounts. */
     private static final long MAX_LIST = 256L << 20;
     private static final int MAX_ERROR = 300;
@@ -43,8 +43,7 @@ public final class DockerEngine implements ContainerRuntime {
     private static final String EVENT_FILTERS = query(
             "{\"type\":[\"container\"],\"event\":[\"create\",\"start\",\"die\",\"destroy\"]}");
     private static final String RUNNING = query("{\"status\":[\"running\"]}");
-    private static final ObjectMapper JSON = new ObjectMapper();
-    private static final JsonFactory STREAMING = new JsonFactory();
+    private static final JsonFactory STREAMING = JsonReading.FACTORY;
     static final Duration PING_TIMEOUT = Duration.ofSeconds(2);
 
     private final String host;
@@ -115,8 +114,8 @@ public final class DockerEngine implements ContainerRuntime {
 
     /** Agrees on the API version with the daemon and learns its layout; returns the version. */
     public String negotiate() throws ContainerRuntimeException {
-        JsonNode answer = tree("/version", body("/version", MAX_RESPONSE).bytes());
-        String daemon = answer.path("ApiVersion").asText("");
+        Map<String, String> answer = read("/version", MAX_RESPONSE, p -> topLevelStrings(p, Set.of("ApiVersion")));
+        String daemon = answer.getOrDefault("ApiVersion", "");
         if (!DockerApiVersions.isVersion(daemon)) {
             throw new ContainerRuntimeException("the daemon did not say its API version");
         }
@@ -126,16 +125,25 @@ public final class DockerEngine implements ContainerRuntime {
         }
         version = forcedVersion.orElse(DockerApiVersions.agreed(daemon));
         try {
-            JsonNode info = tree("/info", body("/v" + version + "/info", MAX_RESPONSE).bytes());
-            rootDir = info.path("DockerRootDir").asText("");
-            storageDriver = info.path("Driver").asText("");
-            runtimes = new ContainerInspectParser.Runtimes(info.path("DefaultRuntime").asText("runc"), gpuRuntimes);
+            Map<String, String> info = read("/v" + version + "/info", MAX_RESPONSE,
+                    p -> topLevelStrings(p, Set.of("DockerRootDir", "Driver", "DefaultRuntime")));
+            rootDir = info.getOrDefault("DockerRootDir", "");
+            storageDriver = info.getOrDefault("Driver", "");
+            runtimes = new ContainerInspectParser.Runtimes(info.getOrDefault("DefaultRuntime", "runc"), gpuRuntimes);
         } catch (ContainerRuntimeException e) {
             // Only the look at created containers without inspect needs it: inspect serves.
             rootDir = "";
             storageDriver = "";
         }
         return version;
+    }
+
+    /** The string members {@code wanted} of a JSON object; everything else skipped. */
+    static Map<String, String> topLevelStrings(JsonParser p, Set<String> wanted) throws IOException {
+        Map<String, String> found = new java.util.HashMap<>();
+        JsonReading.requireObject(p, p.nextToken());
+        JsonReading.strings(p, JsonToken.START_OBJECT, wanted::contains, found);
+        return found;
     }
 
     /** The version agreed, negotiating first if none is yet. */
@@ -150,11 +158,9 @@ public final class DockerEngine implements ContainerRuntime {
             throw new ContainerRuntimeException("not a container id or name: " + Printable.of(idOrName));
         }
         String path = "/v" + apiVersion() + "/containers/" + idOrName + "/json";
-        Body body = body(path, MAX_RESPONSE);
-        if (body.status() == 404) {
-            throw new ContainerRuntimeException.NoSuchContainer(idOrName);
-        }
-        return ContainerInspectParser.parse(tree(path, body.bytes()), runtimes);
+        ContainerInspectParser.Runtimes known = runtimes;
+        Optional<ContainerInfo> info = readOrNotFound(path, MAX_RESPONSE, p -> ContainerInspectParser.parse(p, known));
+        return info.orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(idOrName));
     }
 
     @Override
@@ -167,24 +173,22 @@ public final class DockerEngine implements ContainerRuntime {
             return Optional.empty();
         }
         String path = "/v" + apiVersion() + "/containers/json?all=1&filters=" + query("{\"id\":[\"" + id + "\"]}");
-        for (JsonNode c : tree(path, body(path, MAX_RESPONSE).bytes())) {
-            if (c.path("Id").asText("").equals(id) && c.path("State").asText("").equals("created")) {
-                Optional<Map<String, String>> paths = LayerStore.overlayPaths(root, id);
-                Optional<byte[]> hostConfig = LayerStore.hostConfig(root, id);
-                Optional<byte[]> config = LayerStore.containerConfig(root, id);
-                if (paths.isEmpty() || hostConfig.isEmpty() || config.isEmpty()) {
-                    return Optional.empty();
-                }
-                JsonNode hostConfigTree = tree("hostconfig.json", hostConfig.get());
-                if (!hostConfigTree.path("ReadonlyRootfs").isBoolean()) {
-                    return Optional.empty();
-                }
-                return Optional.of(ContainerInspectParser.listed(c, storageDriver, paths.get(), hostConfigTree,
-                        tree("config.v2.json", config.get()).path("Config"),
-                        runtimes));
-            }
+        Optional<ContainerInspectParser.Listed> listed = read(path, MAX_RESPONSE, p -> ContainerInspectParser.findCreated(p, id));
+        if (listed.isEmpty()) {
+            return Optional.empty();
         }
-        return Optional.empty();
+        Optional<Map<String, String>> paths = LayerStore.overlayPaths(root, id);
+        Optional<byte[]> hostConfig = LayerStore.hostConfig(root, id);
+        Optional<byte[]> config = LayerStore.containerConfig(root, id);
+        if (paths.isEmpty() || hostConfig.isEmpty() || config.isEmpty()) {
+            return Optional.empty();
+        }
+        HostSettings host = parse("hostconfig.json", hostConfig.get(), p -> HostSettings.read(p, p.nextToken()));
+        if (host.readOnlyRootfs().isEmpty()) {
+            return Optional.empty();
+        }
+        List<String> env = parse("config.v2.json", config.get(), ContainerInspectParser::configEnvironment);
+        return Optional.of(ContainerInspectParser.created(listed.get(), storageDriver, paths.get(), host, env, runtimes));
     }
 
     @Override
@@ -270,34 +274,51 @@ public final class DockerEngine implements ContainerRuntime {
         }
     }
 
-    /** A whole answer, read to at most {@code max} bytes. */
-    private record Body(int status, byte[] bytes) {
+    /** Reads what it needs of an answer as it streams in; the rest of the body is left unread. */
+    @FunctionalInterface
+    interface AnswerReader<T> {
+        T read(JsonParser parser) throws IOException;
     }
 
-    /** The answer to a GET: a 2xx or a 404 (the caller's to interpret); anything else an error. */
-    private Body body(String path, int max) throws ContainerRuntimeException {
+    /** The answer to a GET: a 2xx, read by {@code reader}; anything else an error. */
+    private <T> T read(String path, long max, AnswerReader<T> reader) throws ContainerRuntimeException {
+        Optional<T> answer = readOrNotFound(path, max, reader);
+        return answer.orElseThrow(() -> new ContainerRuntimeException(path + ": HTTP 404"));
+    }
+
+    /** The same, with a 404 answered as empty (the caller's to interpret). */
+    private <T> Optional<T> readOrNotFound(String path, long max, AnswerReader<T> reader) throws ContainerRuntimeException {
         try (DockerHttpClient.Response response = execute(http, get(path));
-             InputStream in = response.getBody()) {
-            byte[] bytes = in.readNBytes(max + 1);
-            if (bytes.length > max) {
-                throw new ContainerRuntimeException(path + ": response larger than " + max + " bytes");
-            }
+             InputStream body = new BoundedInput(response.getBody(), max)) {
             int status = response.getStatusCode();
-            if (status / 100 != 2 && status != 404) {
-                throw new ContainerRuntimeException(path + ": HTTP " + status + ": " + message(bytes));
+            if (status == 404) {
+                return Optional.empty();
             }
-            return new Body(status, bytes.length == 0 ? "{}".getBytes(StandardCharsets.UTF_8) : bytes);
+            requireOk(path, status, body);
+            try (JsonParser parser = STREAMING.createParser(body)) {
+                return Optional.of(reader.read(parser));
+            }
+        } catch (JsonProcessingException e) {
+            throw notJson(path, e);
+        } catch (BoundedInput.TooLarge e) {
+            throw new ContainerRuntimeException(path + ": response larger than " + max + " bytes");
         } catch (IOException e) {
             throw new ContainerRuntimeException.Unreachable("reading " + path + ": " + e.getMessage(), e);
         }
     }
 
-    private static JsonNode tree(String path, byte[] bytes) throws ContainerRuntimeException {
-        try {
-            return JSON.readTree(bytes);
+    /** One of Docker's own files, read whole already (bounded by its reader). */
+    private static <T> T parse(String what, byte[] bytes, AnswerReader<T> reader) throws ContainerRuntimeException {
+        try (JsonParser parser = STREAMING.createParser(bytes)) {
+            return reader.read(parser);
         } catch (IOException e) {
-            throw new ContainerRuntimeException(path + ": not JSON: " + Printable.of(String.valueOf(e.getMessage())));
+            throw notJson(what, e);
         }
+    }
+
+    private static ContainerRuntimeException notJson(String path, IOException e) {
+        String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
+        return new ContainerRuntimeException(path + ": not JSON: " + Printable.of(String.valueOf(why)));
     }
 
     private static void requireOk(String path, int status, InputStream body) throws IOException, ContainerRuntimeException {

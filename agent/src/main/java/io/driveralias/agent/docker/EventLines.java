@@ -148,7 +148,8 @@ final class EventLines {
     /** Docker's {@code since} text for an event's time: "seconds.nanoseconds", or "" if unknown. */
     static String since(long time, long timeNano) {
         if (timeNano > 0) {
-            return (timeNano / 1_000_000_000L) + "." + String.format("%09d", timeNano % 1_000_000_000L);
+            String nanos = Long.toString(timeNano % 1_000_000_000L);
+            return (timeNano / 1_000_000_000L) + "." + "0".repeat(9 - nanos.length()) + nanos;
         }
         return time > 0 ? Long.toString(time) : "";
     }

@@ -81,7 +81,7 @@ final class LayerStore {
         try {
             int dir = Libc.openHost(directory, OpenFlags.O_PATH | OpenFlags.O_DIRECTORY);
             try {
-                return Optional.of(KernelFiles.read(dir, name, max));
+                return Optional.of(KernelFiles.readSized(dir, name, max));
             } finally {
                 Libc.close(dir);
             }

@@ -46,7 +46,7 @@ public final class Directory implements AutoCloseable {
     }
 
     public List<Libc.RawDirent> names() throws ErrnoException {
-        return Libc.readDirectory(fd, MAX_ENTRIES);
+        return NativeIo.readDirectory(fd, MAX_ENTRIES);
     }
 
     /** What is at {@code name}, without following it; empty when nothing is. */
@@ -183,7 +183,7 @@ public final class Directory implements AutoCloseable {
     public int removeTemporaryFiles(String name) throws ErrnoException {
         requirePlain(name);
         List<String> found = new java.util.ArrayList<>();
-        Libc.forEachEntry(fd, MAX_ENTRIES, (entry, type) -> {
+        NativeIo.forEachEntry(fd, MAX_ENTRIES, (entry, type) -> {
             if (found.size() < MAX_LEFTOVERS && (type == Libc.RawDirent.DT_REG || type == Libc.RawDirent.DT_UNKNOWN)
                     && RootFs.isTemporaryNameOf(entry, name)) {
                 found.add(entry);

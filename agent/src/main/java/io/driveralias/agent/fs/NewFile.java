@@ -31,7 +31,7 @@ public final class NewFile implements ByteSource, AutoCloseable {
 
     /** Appends {@code bytes[0..length)}. */
     public void write(byte[] bytes, int length) throws ErrnoException {
-        Libc.writeFully(fd, bytes, length);
+        NativeIo.writeFully(fd, bytes, length);
         size += length;
     }
 

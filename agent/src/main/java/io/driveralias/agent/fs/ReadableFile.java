@@ -64,11 +64,7 @@ public final class ReadableFile implements ByteSource, AutoCloseable {
         while (done < length) {
             int n;
             try {
-                byte[] chunk = done == 0 ? dst : new byte[length - done];
-                n = Libc.pread(fd, chunk, length - done, position + done);
-                if (chunk != dst) {
-                    System.arraycopy(chunk, 0, dst, done, n);
-                }
+                n = NativeIo.pread(fd, dst, done, length - done, position + done);
             } catch (ErrnoException e) {
                 throw new IOException(e.getMessage(), e);
             }

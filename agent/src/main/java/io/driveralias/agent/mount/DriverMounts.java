@@ -72,10 +72,18 @@ public final class DriverMounts {
         if (!path.startsWith("/") || path.endsWith("/")) {
             return false;
         }
-        for (String component : path.substring(1).split("/", -1)) {
-            if (component.isEmpty() || component.equals(".") || component.equals("..")) {
+        // Component by component, without splitting: every mount of every container passes here.
+        int start = 1;
+        while (start <= path.length()) {
+            int end = path.indexOf('/', start);
+            if (end < 0) {
+                end = path.length();
+            }
+            int length = end - start;
+            if (length == 0 || (length <= 2 && path.charAt(start) == '.' && (length == 1 || path.charAt(start + 1) == '.'))) {
                 return false;
             }
+            start = end + 1;
         }
         return true;
     }

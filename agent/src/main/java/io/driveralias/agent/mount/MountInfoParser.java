@@ -68,6 +68,17 @@ public final class MountInfoParser {
         return List.copyOf(mounts);
     }
 
+    /**
+     * One line of mountinfo (no newline), chars as bytes: for a reader that picked out the one
+     * mount it wants without parsing the others.
+     */
+    public static MountEntry parseLine(String line) throws MountInfoException {
+        if (line.length() > MAX_BYTES || line.indexOf('\n') >= 0) {
+            throw new MountInfoException(1, "not a single line");
+        }
+        return parseLine(line, 1);
+    }
+
     private static MountEntry parseLine(String line, int n) throws MountInfoException {
         // The kernel separates fields with exactly one space and escapes every space inside a
         // field, so splitting on single spaces is exact; an empty field stays visible as "".
@@ -122,8 +133,15 @@ public final class MountInfoParser {
 
     /** A non-negative decimal int of ASCII digits only: no sign, no Unicode digits. */
     private static int number(String text, String what, int n) throws MountInfoException {
-        if (text.isEmpty() || !text.chars().allMatch(c -> c >= '0' && c <= '9')) {
+        if (text.isEmpty()) {
             throw new MountInfoException(n, what + " is not a number");
+        }
+        // A plain loop: four numbers a line, and a stream for each cost more than the line.
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c < '0' || c > '9') {
+                throw new MountInfoException(n, what + " is not a number");
+            }
         }
         long value = text.length() > MAX_DIGITS ? Long.MAX_VALUE : Long.parseLong(text);
         if (value > Integer.MAX_VALUE) {

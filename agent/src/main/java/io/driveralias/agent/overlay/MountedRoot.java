@@ -2,8 +2,8 @@ package io.driveralias.agent.overlay;
 
 import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
-import io.driveralias.agent.fs.KernelFiles;
 import io.driveralias.agent.fs.Libc;
+import io.driveralias.agent.fs.NativeIo;
 import io.driveralias.agent.fs.OpenFlags;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.fs.RootFs;
@@ -26,8 +26,14 @@ import java.util.concurrent.locks.LockSupport;
 final class MountedRoot {
 
     private static final int MAX_MOUNTINFO = 4 << 20;
-    /** A millisecond: the window lasts some 150 ms, and each look costs system calls. */
+    /** A mountinfo line: two paths and the overlay's options (Docker keeps those within a page). */
+    private static final int MAX_MOUNT_LINE = 64 << 10;
+    /** Where the kernel's notice cannot be had (no inotify instance left), a look every millisecond. */
     private static final long POLL_NANOS = 1_000_000;
+    /** The kernel says when it changes; a look at least this often all the same, should a notice be missed. */
+    private static final int MAX_WAIT_MILLIS = 50;
+    private static final int WATCH = NativeIo.IN_CREATE | NativeIo.IN_MOVED_TO | NativeIo.IN_DELETE_SELF
+            | NativeIo.IN_MOVE_SELF | NativeIo.IN_ONLYDIR | NativeIo.IN_DONT_FOLLOW;
 
     private MountedRoot() {
     }
@@ -42,9 +48,48 @@ final class MountedRoot {
         }
     }
 
-    /** Waits up to {@code patience} for the merged directory to appear; true if it did. */
+    /**
+     * Waits up to {@code patience} for the merged directory to appear; true if it did. Docker
+     * makes it in its layer's directory when the start begins: inotify says when something is
+     * made there, so the wait costs a few system calls however long it lasts.
+     */
     static boolean awaitStarting(String mergedDir, Duration patience) {
         long deadline = System.nanoTime() + patience.toNanos();
+        if (starting(mergedDir)) {
+            return true;
+        }
+        int slash = mergedDir.lastIndexOf('/');
+        if (slash <= 0) {
+            return sleepUntilStarting(mergedDir, deadline);
+        }
+        int inotify = -1;
+        try {
+            inotify = NativeIo.inotifyInit();
+            NativeIo.inotifyWatch(inotify, mergedDir.substring(0, slash), WATCH);
+            // Watched from here on: a directory made before the watch is seen by this first look.
+            while (!starting(mergedDir)) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    return false;
+                }
+                int events = NativeIo.poll(inotify, NativeIo.POLLIN, millis(left));
+                if ((events & NativeIo.POLLNVAL) != 0) {
+                    return sleepUntilStarting(mergedDir, deadline);
+                }
+                if (events != 0) {
+                    NativeIo.drain(inotify);
+                }
+            }
+            return true;
+        } catch (ErrnoException e) {
+            // No inotify instance to spare (the user's limit), or the layer's directory is gone.
+            return sleepUntilStarting(mergedDir, deadline);
+        } finally {
+            Libc.close(inotify);
+        }
+    }
+
+    private static boolean sleepUntilStarting(String mergedDir, long deadline) {
         while (!starting(mergedDir)) {
             if (System.nanoTime() > deadline) {
                 return false;
@@ -56,7 +101,9 @@ final class MountedRoot {
 
     /**
      * The mounted root, verified, within {@code patience}; empty if it is not mounted by then
-     * or the mount is not the container's overlay. Throws for errors other than absence.
+     * or the mount is not the container's overlay. Throws for errors other than absence. The
+     * agent's own mount table, opened before the first look, wakes the wait when it changes
+     * (poll(2) reports POLLPRI on {@code /proc/self/mountinfo}), and tells which mount is there.
      */
     static Optional<RootFs> await(String mergedDir, String upperDir, Duration patience, PathResolver resolver)
             throws ErrnoException {
@@ -66,28 +113,42 @@ final class MountedRoot {
         }
         long parentMount = mountOf(mergedDir.substring(0, slash));
         long deadline = System.nanoTime() + patience.toNanos();
-        while (true) {
-            int fd = openOrMinusOne(mergedDir);
-            if (fd >= 0) {
-                long mount = Libc.statx(fd, "", false).mountId();
-                if (mount != 0 && mount != parentMount) {
-                    if (isOverlayOf(mount, mergedDir, upperDir)) {
-                        return Optional.of(RootFs.adopt(fd, resolver));
+        int mountTable = Libc.openHost("/proc/self/mountinfo", OpenFlags.O_RDONLY);
+        try {
+            while (true) {
+                int fd = openOrMinusOne(mergedDir);
+                if (fd >= 0) {
+                    long mount = Libc.statx(fd, "", false).mountId();
+                    if (mount != 0 && mount != parentMount) {
+                        if (isOverlayOf(mountTable, mount, mergedDir, upperDir)) {
+                            return Optional.of(RootFs.adopt(fd, resolver));
+                        }
+                        Libc.close(fd);
+                        return Optional.empty();
                     }
                     Libc.close(fd);
+                    if (mount == 0) {
+                        // A kernel without statx's mount id (before 5.8): left to the start path.
+                        return Optional.empty();
+                    }
+                }
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
                     return Optional.empty();
                 }
-                Libc.close(fd);
-                if (mount == 0) {
-                    // A kernel without statx's mount id (before 5.8): left to the start path.
-                    return Optional.empty();
+                int events = NativeIo.poll(mountTable, NativeIo.POLLPRI, Math.min(MAX_WAIT_MILLIS, millis(left)));
+                if ((events & NativeIo.POLLNVAL) != 0) {
+                    LockSupport.parkNanos(POLL_NANOS);
                 }
             }
-            if (System.nanoTime() > deadline) {
-                return Optional.empty();
-            }
-            LockSupport.parkNanos(POLL_NANOS);
+        } finally {
+            Libc.close(mountTable);
         }
+    }
+
+    /** Nanoseconds left as poll(2)'s milliseconds, rounded up so that a wait never ends early. */
+    private static int millis(long nanos) {
+        return (int) Math.min(Integer.MAX_VALUE, (nanos + 999_999) / 1_000_000);
     }
 
     private static long mountOf(String hostPath) throws ErrnoException {
@@ -110,21 +171,22 @@ final class MountedRoot {
         }
     }
 
-    /** The agent's own mount table says mount {@code id} is an overlay at the path, over that upper layer. */
-    static boolean isOverlayOf(long id, String mergedDir, String upperDir) throws ErrnoException {
-        int self = Libc.openHost("/proc/self", OpenFlags.O_PATH | OpenFlags.O_DIRECTORY);
-        try {
-            String text = new String(KernelFiles.read(self, "mountinfo", MAX_MOUNTINFO), StandardCharsets.ISO_8859_1);
-            for (MountEntry m : MountInfoParser.parse(text)) {
-                if (m.mountId() == id) {
-                    return matches(m, mergedDir, upperDir);
-                }
-            }
+    /**
+     * The agent's own mount table (open at {@code mountTable}) says mount {@code id} is an
+     * overlay at the path, over that upper layer. Only the line of that mount is parsed: the
+     * table is scanned for the line that begins with its id.
+     */
+    static boolean isOverlayOf(int mountTable, long id, String mergedDir, String upperDir) throws ErrnoException {
+        byte[] prefix = (id + " ").getBytes(StandardCharsets.ISO_8859_1);
+        Optional<byte[]> line = NativeIo.findLine(mountTable, prefix, MAX_MOUNT_LINE, MAX_MOUNTINFO);
+        if (line.isEmpty()) {
             return false;
+        }
+        try {
+            MountEntry m = MountInfoParser.parseLine(new String(line.get(), StandardCharsets.ISO_8859_1));
+            return m.mountId() == id && matches(m, mergedDir, upperDir);
         } catch (MountInfoException e) {
             return false;
-        } finally {
-            Libc.close(self);
         }
     }
 

@@ -28,6 +28,7 @@ final class AgentSubject implements Subject {
     private final String name;
     private final List<String> options;
     private AgentProcess process;
+    private Path gcLog;
 
     AgentSubject(DockerHarness docker, List<String> jvmOptions) {
         this(docker, jvmOptions, "agent", List.of());
@@ -51,6 +52,14 @@ final class AgentSubject implements Subject {
         int port = AgentProcess.freePort();
         List<String> cmd = new java.util.ArrayList<>(List.of(AgentProcess.java()));
         cmd.addAll(jvmOptions);
+        try {
+            // What a young collection found in eden: the allocation per container (see HeapAllocation).
+            gcLog = Files.createTempFile("daa-agent-gc-", ".log");
+            gcLog.toFile().deleteOnExit();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        cmd.add(HeapAllocation.logOption(gcLog));
         cmd.addAll(List.of("-jar", AgentProcess.jar().toString(), "run", "--docker-host", docker.host(),
                 "--listen", "127.0.0.1:" + port));
         cmd.addAll(io.driveralias.agent.testing.TestImages.hostLibraryArguments());
@@ -93,6 +102,11 @@ final class AgentSubject implements Subject {
     @Override
     public Map<String, Double> threadCpuSeconds() {
         return ProcStat.threadCpuSeconds(process.pid());
+    }
+
+    @Override
+    public double allocatedBytes() {
+        return HeapAllocation.allocatedSoFar(process.pid(), gcLog);
     }
 
     @Override

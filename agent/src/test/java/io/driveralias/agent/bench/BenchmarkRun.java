@@ -5,31 +5,52 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 
-/** One subject through the whole workload: start path, bursts, create-then-start, a Docker restart. */
+/**
+ * One subject through the whole workload: warm-up, the measured start path one after another,
+ * bursts beside a CPU hog, create-then-start, a Docker restart.
+ */
 final class BenchmarkRun {
 
-    /** How much work: {@code containers} for each of the two start-path phases. */
-    record Settings(int containers, int burst, int createThenStart, Duration createGap, int acrossRestart,
-                    int probeTimeoutSeconds) {
+    /**
+     * How much work: {@code warmup} containers one after another before anything is measured,
+     * the same for every subject; then {@code containers} measured one after another, and as
+     * many again in bursts of {@code burst}, beside a CPU hog at {@code hogNice} (-1: none).
+     * {@code restartLoops}: the loops too go through the Docker restart (they miss it).
+     */
+    record Settings(int warmup, int containers, int burst, int createThenStart, Duration createGap, int acrossRestart,
+                    int probeTimeoutSeconds, int hogNice, int readyLaunches, Duration settle, boolean restartLoops) {
 
         static Settings fromSystemProperties() {
             return new Settings(
+                    Integer.getInteger("bench.warmup", 400),
                     Integer.getInteger("bench.containers", 200),
                     Integer.getInteger("bench.burst", 20),
                     Integer.getInteger("bench.createThenStart", 50),
                     Duration.ofMillis(Integer.getInteger("bench.createGapMs", 300)),
                     Integer.getInteger("bench.acrossRestart", 20),
-                    Integer.getInteger("bench.probeTimeoutSeconds", 15));
+                    Integer.getInteger("bench.probeTimeoutSeconds", 15),
+                    Integer.getInteger("bench.hogNice", 0),
+                    Integer.getInteger("bench.readyLaunches", 5),
+                    Duration.ofSeconds(5),
+                    true);
+        }
+
+        boolean hog() {
+            return hogNice >= 0;
         }
     }
 
-    /** What one subject achieved. Exposures in ms; {@code missed} never saw their aliases. */
+    /**
+     * What one subject achieved. Exposures in ms; {@code missed} never saw their aliases. Warm
+     * figures are per measured container ({@code containers}, after {@code warmup}); {@code steadyAfter}
+     * says after how many containers the steady RSS was read.
+     */
     record Result(String subject, long readyMs, Stats sequentialExposure, Stats burstExposure,
-                  Stats startExposure, int startMissed, int startTotal, int startPresent,
+                  Stats startExposure, int startMissed, int startTotal, int startPresent, int burstPresent, int burstTotal,
                   Stats createExposure, int createBeforeStart, int createTotal, Stats repair,
                   double cpuPerContainerMs, double warmCpuPerContainerMs, Map<String, Double> warmCpuByThreadMs,
-                  double peakRssMiB, double steadyRssMiB,
-                  int restartMissed, int restartTotal) {
+                  double warmAllocatedPerContainerBytes, double peakRssMiB, double steadyRssMiB, int steadyAfter,
+                  int restartMissed, int restartTotal, java.time.Instant measuredFrom, java.time.Instant measuredTo) {
     }
 
     private final Workload workload;
@@ -43,31 +64,45 @@ final class BenchmarkRun {
     Result run(Subject subject) throws Exception {
         long ready = subject.start();
         double cpuBefore = subject.cpuSeconds();
-        // The first half pays for class loading and the JIT; the second half is what each
-        // container costs a warm agent, as on a node that has been up for a while.
-        int firstHalf = settings.containers() / 2;
-        List<String> sequential = new ArrayList<>(workload.sequential(firstHalf));
+        // Class loading and the JIT happen here, as on a node whose agent has been up a while.
+        List<String> warm = workload.sequential(settings.warmup());
+        settle(warm);
+        workload.remove(warm);
+        // The measured containers: what each costs a warm subject.
+        java.time.Instant measuredFrom = java.time.Instant.now();
+        double allocatedFrom = subject.allocatedBytes();
         double cpuWarmFrom = subject.cpuSeconds();
         Map<String, Double> threadsFrom = subject.threadCpuSeconds();
-        sequential.addAll(workload.sequential(settings.containers() - firstHalf));
+        List<String> sequential = workload.sequential(settings.containers());
+        settle(sequential);
         double cpuWarmTo = subject.cpuSeconds();
-        int warmCount = Math.max(1, settings.containers() - firstHalf);
-        double warmPerContainer = (cpuWarmTo - cpuWarmFrom) * 1000 / warmCount;
+        Map<String, Double> threadsTo = subject.threadCpuSeconds();
+        double allocatedTo = subject.allocatedBytes();
+        java.time.Instant measuredTo = java.time.Instant.now();
+        int measured = Math.max(1, settings.containers());
+        double warmPerContainer = (cpuWarmTo - cpuWarmFrom) * 1000 / measured;
         Map<String, Double> warmThreads = new java.util.TreeMap<>();
-        subject.threadCpuSeconds().forEach((name, seconds) -> {
-            double ms = (seconds - threadsFrom.getOrDefault(name, 0.0)) * 1000 / warmCount;
+        threadsTo.forEach((name, seconds) -> {
+            double ms = (seconds - threadsFrom.getOrDefault(name, 0.0)) * 1000 / measured;
             if (ms > 0) {
                 warmThreads.put(name, ms);
             }
         });
-        List<String> bursts = workload.bursts(settings.containers(), settings.burst());
+        List<String> bursts;
+        if (settings.hog()) {
+            try (CpuHog hog = new CpuHog(settings.hogNice())) {
+                bursts = workload.bursts(settings.containers(), settings.burst());
+            }
+        } else {
+            bursts = workload.bursts(settings.containers(), settings.burst());
+        }
         List<String> startPath = new ArrayList<>(sequential);
         startPath.addAll(bursts);
         List<String> created = workload.createThenStart(settings.createThenStart(), settings.createGap());
         Map<String, Workload.Probe> startProbes = workload.probes(startPath);
         Map<String, Workload.Probe> createProbes = workload.probes(created);
         double cpuAfter = subject.cpuSeconds();
-        Thread.sleep(5000);
+        Thread.sleep(settings.settle().toMillis());
         double steady = subject.rssMiB();
         double peak = subject.peakRssMiB();
         Map<String, Double> repairs = subject.repairMillis();
@@ -81,20 +116,32 @@ final class BenchmarkRun {
         workload.remove(startPath);
         workload.remove(created);
 
-        List<String> restarted = workload.acrossRestart(settings.acrossRestart());
-        Map<String, Workload.Probe> restartProbes = workload.probes(restarted);
-        workload.remove(restarted);
+        Map<String, Workload.Probe> restartProbes = Map.of();
+        if (settings.restartLoops() || subject instanceof AgentSubject) {
+            List<String> restarted = workload.acrossRestart(settings.acrossRestart());
+            restartProbes = workload.probes(restarted);
+            workload.remove(restarted);
+        }
         subject.close();
 
-        int handled = startPath.size() + created.size();
+        int handled = warm.size() + startPath.size() + created.size();
+        Map<String, Workload.Probe> burstProbes = only(startProbes, bursts);
         return new Result(subject.name(), ready,
-                exposures(only(startProbes, sequential)), exposures(only(startProbes, bursts)),
-                exposures(startProbes), missed(startProbes), startProbes.size(),
-                (int) startProbes.values().stream().filter(Workload.Probe::presentAtStart).count(),
-                exposures(createProbes),
-                (int) createProbes.values().stream().filter(Workload.Probe::presentAtStart).count(), createProbes.size(),
-                Stats.of(repairMillis), (cpuAfter - cpuBefore) * 1000 / handled, warmPerContainer, warmThreads, peak, steady,
-                missed(restartProbes), restartProbes.size());
+                exposures(only(startProbes, sequential)), exposures(burstProbes),
+                exposures(startProbes), missed(startProbes), startProbes.size(), present(startProbes),
+                present(burstProbes), burstProbes.size(),
+                exposures(createProbes), present(createProbes), createProbes.size(),
+                Stats.of(repairMillis), (cpuAfter - cpuBefore) * 1000 / handled, warmPerContainer, warmThreads,
+                (allocatedTo - allocatedFrom) / measured, peak, steady, handled,
+                missed(restartProbes), restartProbes.size(), measuredFrom, measuredTo);
+    }
+
+    /** Until the last container's probe has reported, and a second more: the subject's work for them is done. */
+    private void settle(List<String> ids) throws InterruptedException {
+        if (!ids.isEmpty()) {
+            workload.probes(List.of(ids.getLast()));
+        }
+        Thread.sleep(1000);
     }
 
     private static Stats exposures(Map<String, Workload.Probe> probes) {
@@ -110,5 +157,9 @@ final class BenchmarkRun {
 
     private static int missed(Map<String, Workload.Probe> probes) {
         return (int) probes.values().stream().filter(Workload.Probe::missed).count();
+    }
+
+    private static int present(Map<String, Workload.Probe> probes) {
+        return (int) probes.values().stream().filter(Workload.Probe::presentAtStart).count();
     }
 }

@@ -85,6 +85,11 @@ final class FloorLoopSubject implements Subject {
     }
 
     @Override
+    public Map<String, Double> threadCpuSeconds() {
+        return AgentSubject.ProcStat.threadCpuSeconds(process.pid());
+    }
+
+    @Override
     public double rssMiB() {
         return AgentSubject.ProcStat.statusKiB(process.pid(), "VmRSS") / 1024.0;
     }

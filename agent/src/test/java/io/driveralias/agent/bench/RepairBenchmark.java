@@ -12,9 +12,10 @@ import org.junit.jupiter.api.Test;
  * The benchmark: {@code mvn -B verify -Pbenchmark} (see docs/benchmark.md). Not part of the normal
  * test run; {@code BenchmarkSmokeIT} runs a small version of it there. It prints its figures
  * and writes them to {@code agent/target/benchmark/report.txt}; it asserts nothing about
- * speed. Settings: -Dbench.containers=200 -Dbench.burst=20 -Dbench.createThenStart=50
- * -Dbench.acrossRestart=20 -Dbench.shellLoop=true -Dbench.floorLoop=true -Dbench.agentJvm="..." (JVM options, by
- * default those of the DaemonSet).
+ * speed. Settings: -Dbench.warmup=400 -Dbench.containers=200 -Dbench.burst=20 -Dbench.hogNice=0 (-1: no CPU hog
+ * beside the bursts) -Dbench.createThenStart=50 -Dbench.acrossRestart=20 -Dbench.readyLaunches=5
+ * -Dbench.shellLoop=true -Dbench.floorLoop=true -Dbench.startPathOnly=true -Dbench.agentJvm="..." (JVM options, by
+ * default those of the DaemonSet) -Dbench.agentJvmExtra="..." (added to them).
  */
 public class RepairBenchmark {
 
@@ -39,8 +40,12 @@ public class RepairBenchmark {
         Workload workload = new Workload(docker, Workload.benchDir(), settings.probeTimeoutSeconds());
         BenchmarkRun run = new BenchmarkRun(workload, settings);
         List<BenchmarkRun.Result> results = new ArrayList<>();
-        String jvm = System.getProperty("bench.agentJvm", daemonSetJvmOptions());
+        // bench.agentJvmExtra: more options for a look inside, e.g. -XX:StartFlightRecording=filename=/tmp/agent-%p.jfr
+        String jvm = (System.getProperty("bench.agentJvm", daemonSetJvmOptions()) + " "
+                + System.getProperty("bench.agentJvmExtra", "")).trim();
         List<String> jvmOptions = Arrays.stream(jvm.trim().split("\\s+")).filter(s -> !s.isEmpty()).toList();
+        String loadBefore = loadAverage();
+        List<Long> readyMs = readyOnAnIdleNode(docker, jvmOptions, settings.readyLaunches());
         try (AgentSubject agent = new AgentSubject(docker, jvmOptions)) {
             results.add(run.run(agent));
         }
@@ -62,7 +67,8 @@ public class RepairBenchmark {
                 results.add(run.run(shell));
             }
         }
-        String report = "agent JVM options: " + jvm + "\n" + BenchmarkReport.render(settings, results);
+        String report = "agent JVM options: " + jvm + "\nload average (1, 5, 15 min) before: " + loadBefore + "; after: "
+                + loadAverage() + "\n" + BenchmarkReport.render(settings, results, readyMs);
         if (Boolean.getBoolean("bench.containerd")) {
             report += "\n" + ContainerdBenchmark.render(ContainerdBenchmark.run(ContainerdBenchmark.Settings.fromSystemProperties(),
                     docker, jvmOptions), results.stream().filter(r -> r.subject().equals("agent")).findFirst());
@@ -72,6 +78,27 @@ public class RepairBenchmark {
         Files.createDirectories(out);
         Files.writeString(out.resolve("report.txt"), report);
         return results;
+    }
+
+    /** The machine's load (a shared machine: the figures' condition). */
+    private static String loadAverage() {
+        try {
+            String[] f = Files.readString(Path.of("/proc/loadavg")).split(" ");
+            return f[0] + " " + f[1] + " " + f[2];
+        } catch (java.io.IOException e) {
+            return "unknown";
+        }
+    }
+
+    /** The agent's time from launch to ready, launched {@code launches} times with nothing else running. */
+    private static List<Long> readyOnAnIdleNode(DockerHarness docker, List<String> jvmOptions, int launches) {
+        List<Long> ready = new ArrayList<>();
+        for (int i = 0; i < launches; i++) {
+            try (AgentSubject agent = new AgentSubject(docker, jvmOptions)) {
+                ready.add(agent.start());
+            }
+        }
+        return ready;
     }
 
     /**

@@ -2,7 +2,7 @@ package io.driveralias.agent.bench;
 
 import java.util.Map;
 
-/** What the benchmark runs the workload against: the agent, or the shell loop. */
+/** What the benchmark runs the workload against: the agent, the floor loop or the shell loop. */
 interface Subject extends AutoCloseable {
 
     String name();
@@ -19,6 +19,11 @@ interface Subject extends AutoCloseable {
     /** The same by thread (names with their numbers dropped, e.g. "repair-"); empty where unknown. */
     default Map<String, Double> threadCpuSeconds() {
         return Map.of();
+    }
+
+    /** Bytes its JVM has allocated so far; NaN where it is not measured. */
+    default double allocatedBytes() {
+        return Double.NaN;
     }
 
     /** Resident memory now and at its peak (MiB); NaN where it means nothing. */

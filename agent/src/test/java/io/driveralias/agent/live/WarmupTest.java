@@ -39,4 +39,11 @@ class WarmupTest {
         }
         Files.delete(unrelated);
     }
+
+    @Test
+    void theParserWarmsOnAContainersWorthOfTheAgentsOwnTable() {
+        assertThat(Warmup.firstLines("a\nb\nc\n", 2)).isEqualTo("a\nb\n");
+        assertThat(Warmup.firstLines("a\nb", 5)).isEqualTo("a\nb");
+        assertThat(Warmup.firstLines("", 5)).isEmpty();
+    }
 }

@@ -153,4 +153,15 @@ class DriverMountsTest {
         List<MountEntry> weird = Fixtures.parse(Fixtures.WEIRD);
         assertThat(DriverMounts.coveringMount(weird, "/weird dir").orElseThrow().mountId()).isEqualTo(700);
     }
+
+    @Test
+    void aCleanAbsolutePathHasNoEmptyDotOrDotDotComponent() {
+        for (String clean : List.of("/", "/a", "/a/b", "/.a", "/..a", "/a.", "/...", "/a/.b/c..", "/usr/lib/libcuda.so.535.104.05")) {
+            assertThat(DriverMounts.isCleanAbsolute(clean)).as(clean).isTrue();
+        }
+        for (String unclean : List.of("", "a", "a/b", "/a/", "//", "//a", "/a//b", "/.", "/..", "/a/.", "/a/..", "/./a", "/../a",
+                "/a/./b", "/a/../b")) {
+            assertThat(DriverMounts.isCleanAbsolute(unclean)).as(unclean).isFalse();
+        }
+    }
 }

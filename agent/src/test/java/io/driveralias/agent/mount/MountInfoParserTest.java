@@ -33,6 +33,16 @@ class MountInfoParserTest {
     }
 
     @Test
+    void oneLinePickedOutOfATableParsesAsInTheTable() throws Exception {
+        List<MountEntry> mounts = Fixtures.parse(Fixtures.DOCKER_FILES);
+        String line = Fixtures.text(Fixtures.DOCKER_FILES).lines().toList().get(1);
+
+        assertThat(MountInfoParser.parseLine(line)).isEqualTo(mounts.get(1));
+        assertThatThrownBy(() -> MountInfoParser.parseLine(line + "\n" + line)).isInstanceOf(MountInfoException.class);
+        assertThatThrownBy(() -> MountInfoParser.parseLine("612 590 259:1")).isInstanceOf(MountInfoException.class);
+    }
+
+    @Test
     void dockerOverlayWithDriverFilesBoundOneByOne() throws Exception {
         List<MountEntry> mounts = Fixtures.parse(Fixtures.DOCKER_FILES);
 
