@@ -18,7 +18,6 @@ import io.driveralias.agent.fs.RootFs;
 import io.driveralias.agent.repair.LoaderCache;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -58,10 +57,6 @@ public final class CreateTimeSeeder {
      */
     private static final Duration MOUNT_PATIENCE = Duration.ofMillis(1000);
 
-    /** A driver file declared at create: where it lands, under which name, and its SONAME. */
-    private record Declared(String directory, String fileName, String soname) {
-    }
-
     /** @param libraryDirectories where a GPU runtime's files may land, in order */
     public record Settings(List<String> libraryDirectories) {
         public Settings {
@@ -69,35 +64,21 @@ public final class CreateTimeSeeder {
         }
     }
 
-    /** Whether a path is a directory of the image (in-root, never across a mount). */
-    @FunctionalInterface
-    private interface DirectoryProbe {
-        boolean isDirectory(String path) throws ErrnoException;
-    }
-
-    /** The libraries to link, by directory, once it is known which directories the image has. */
-    @FunctionalInterface
-    private interface Wanted {
-        Map<String, List<DriverLibrary>> in(DirectoryProbe probe) throws ErrnoException;
-    }
-
     private final java.util.Set<String> warned = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    private final HostDriver driver;
     private final AliasPlanner planner;
     private final UpperLayerWriter upperLayer;
     private final PathResolver resolver;
-    private final Settings settings;
+    private final SeedTargets targets;
     private final LoaderCache loaderCache;
 
     /** {@code loaderCache}: the container's ld.so.cache, listed in the same moment as the links. */
     public CreateTimeSeeder(HostDriver driver, AliasPlanner planner, PathResolver resolver, Settings settings,
                             LoaderCache loaderCache) {
-        this.driver = driver;
         this.loaderCache = loaderCache;
         this.planner = planner;
         this.upperLayer = new UpperLayerWriter(planner);
         this.resolver = resolver;
-        this.settings = settings;
+        this.targets = new SeedTargets(driver, settings.libraryDirectories());
     }
 
     /**
@@ -109,7 +90,7 @@ public final class CreateTimeSeeder {
         if (info.running() || info.startedAt().isPresent()) {
             return Optional.of(Seeding.NOTHING_TO_DO);
         }
-        Optional<Wanted> wanted = wanted(info);
+        Optional<SeedTargets.Wanted> wanted = targets.of(info);
         if (wanted.isEmpty()) {
             return Optional.of(skippedIfGpu(info));
         }
@@ -129,7 +110,7 @@ public final class CreateTimeSeeder {
         if (info.running() || info.startedAt().isPresent()) {
             return Seeding.NOTHING_TO_DO;
         }
-        Optional<Wanted> wanted = wanted(info);
+        Optional<SeedTargets.Wanted> wanted = targets.of(info);
         if (wanted.isEmpty()) {
             return skippedIfGpu(info);
         }
@@ -216,7 +197,7 @@ public final class CreateTimeSeeder {
     }
 
     /** Through the container's own overlay, once mounted: before runc runs its process. */
-    private Seeding seedMounted(ContainerInfo info, String merged, String upper, Wanted wanted) {
+    private Seeding seedMounted(ContainerInfo info, String merged, String upper, SeedTargets.Wanted wanted) {
         List<LinkAction> written = new ArrayList<>();
         try (RootFs root = MountedRoot.await(merged, upper, MOUNT_PATIENCE, resolver).orElse(null)) {
             if (root == null) {
@@ -276,37 +257,6 @@ public final class CreateTimeSeeder {
         return written;
     }
 
-    /**
-     * What a created container will be linked to: its declared driver binds; else, if it asks
-     * a GPU runtime for the driver, the files this node's runtime added before. Empty for a
-     * container without a GPU request, and before the agent has seen the runtime's files.
-     */
-    private Optional<Wanted> wanted(ContainerInfo info) {
-        List<Declared> declared = declaredDriverFiles(info);
-        if (!declared.isEmpty()) {
-            return Optional.of(probe -> libraries(declared));
-        }
-        if (!info.gpu().addsDriverFiles()) {
-            return Optional.empty();
-        }
-        Map<String, String> expected = RuntimeDriverFiles.expected(driver.runtimeFiles(info.gpu()), driver.driverVersion());
-        if (expected.isEmpty()) {
-            LOG.debug("container {}: its driver files come from the runtime, and no earlier container showed "
-                    + "which: left to the start path", info.id());
-            return Optional.empty();
-        }
-        return Optional.of(probe -> {
-            for (String directory : settings.libraryDirectories()) {
-                if (probe.isDirectory(directory)) {
-                    List<DriverLibrary> libraries = new ArrayList<>();
-                    expected.forEach((name, soname) -> libraries.add(new DriverLibrary(directory, name, soname)));
-                    return Map.of(directory, libraries);
-                }
-            }
-            return Map.of();
-        });
-    }
-
     /** A directory of the mounted image, reached in-root without crossing a mount. */
     private static boolean isDirectory(RootFs root, String path) throws ErrnoException {
         try (Directory ignored = root.openDirectory(path, true)) {
@@ -334,28 +284,5 @@ public final class CreateTimeSeeder {
             throw e;
         }
         throw new ErrnoException("seed", mergedDir + " exists: the container is starting", Errno.EBUSY);
-    }
-
-
-    /** Binds the configuration declares whose source is one of the host's own driver files; no other file counts. */
-    private List<Declared> declaredDriverFiles(ContainerInfo info) {
-        List<Declared> declared = new ArrayList<>();
-        for (ContainerInfo.Mount m : info.mounts()) {
-            String name = FileNames.baseName(m.destination());
-            if ("bind".equals(m.type()) && m.destination().startsWith("/") && FileNames.hasDriverVersion(name)) {
-                driver.sonameAt(m.source())
-                        .ifPresent(soname -> declared.add(new Declared(FileNames.dirName(m.destination()), name, soname)));
-            }
-        }
-        return declared;
-    }
-
-    private static Map<String, List<DriverLibrary>> libraries(List<Declared> declared) {
-        Map<String, List<DriverLibrary>> byDirectory = new LinkedHashMap<>();
-        for (Declared d : declared) {
-            byDirectory.computeIfAbsent(d.directory(), k -> new ArrayList<>())
-                    .add(new DriverLibrary(d.directory(), d.fileName(), d.soname()));
-        }
-        return byDirectory;
     }
 }
