@@ -20,8 +20,9 @@ public enum LateRepairCause {
     KERNEL("kernel", "the kernel lacks a system call the early path needs"),
     LAYERS("layers", "the image's layers are not what the early path writes over (a symlinked library directory,"
             + " a layer removed meanwhile)"),
-    MISSED_CREATE("missed_create", "the agent did not see the container's creation in time (the agent or its"
-            + " runtime restarted, or its queue was full)"),
+    MISSED_CREATE("missed_create", "the agent had not handled the container's creation when it started (the agent"
+            + " or its runtime restarted, its queue was full, or the start followed the create before the agent had"
+            + " described it)"),
     INCOMPLETE("incomplete", "some aliases were written before the start, and the start path added the rest");
 
     private final String label;

@@ -102,7 +102,12 @@ public final class Agent implements AgentStatus, AutoCloseable {
         this.resyncInterval = resyncInterval;
         this.shutdownGrace = shutdownGrace;
         ContainerRepairer first = watched.getFirst().repairer();
-        this.warmUp = new Thread(() -> first.warmUp(Math.max(0, tuning.warmupRounds() - 1)), "warm-up");
+        this.warmUp = new Thread(() -> {
+            if (tuning.warmupRounds() > 0) {
+                watched.forEach(w -> w.runtime().warmUp());
+            }
+            first.warmUp(Math.max(0, tuning.warmupRounds() - 1));
+        }, "warm-up");
         warmUp.setDaemon(true);
         for (int i = 0; i < workerCount; i++) {
             Thread worker = new Thread(this::work, "repair-" + i);

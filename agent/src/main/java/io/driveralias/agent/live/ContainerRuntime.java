@@ -40,6 +40,14 @@ public interface ContainerRuntime extends AutoCloseable {
     ContainerInfo describe(String id) throws ContainerRuntimeException;
 
     /**
+     * Goes once through what {@link #describe} goes through, changing nothing, so that the first
+     * container of the node does not pay for loading it. Called off the watches, once connected
+     * or not; a failure only leaves the first description slower.
+     */
+    default void warmUp() {
+    }
+
+    /**
      * A created container, described without waiting for the container: Docker's inspect waits
      * while a start is in progress, which is the whole window before the container's first
      * instruction. Empty where that cannot be told (not in the created state, storage without

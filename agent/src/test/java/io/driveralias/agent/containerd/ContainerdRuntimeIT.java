@@ -97,6 +97,17 @@ class ContainerdRuntimeIT {
     }
 
     @Test
+    void theWarmUpGoesThroughADescriptionAndChangesNothing() throws ContainerRuntimeException {
+        ContainerdRuntime runtime = runtime();
+        runtime.connect();
+        List<String> before = runtime.runningContainerIds();
+        runtime.warmUp();
+        assertThat(runtime.runningContainerIds()).isEqualTo(before);
+        assertThatThrownBy(() -> runtime.describe("driver-alias-warm-up"))
+                .isInstanceOf(ContainerRuntimeException.NoSuchContainer.class);
+    }
+
+    @Test
     void aCriGpuContainerBeforeAndAfterItStartsAndItsSandbox() throws Exception {
         ContainerdRuntime runtime = runtime();
         CriClient.Sandbox pod = pod("gpu-describe", "nvidia");
@@ -270,6 +281,7 @@ class ContainerdRuntimeIT {
             assertThat(runtime.ping()).isFalse();
             assertThatThrownBy(runtime::runningContainerIds).isInstanceOf(ContainerRuntimeException.Unreachable.class);
             assertThatThrownBy(() -> runtime.events(Optional.empty())).isInstanceOf(ContainerRuntimeException.Unreachable.class);
+            runtime.warmUp(); // quietly: only the first description's speed is at stake
         }
     }
 
