@@ -18,16 +18,18 @@ import java.util.TreeMap;
  * calls StartContainer as soon as CreateContainer returns), the same with Docker's
  * create-then-start pause ({@code bench.createGapMs}) between them, and {@code ctr run}. For each:
  * exposure (the probe's), how many had their aliases at their first instruction, and the agent's
- * CPU per container, over the phase and warm (its second half).
+ * CPU per container, over the phase and warm (its second half). Before them, {@code
+ * bench.containerd.warmup} pods (100), unmeasured, so that the agent is measured warm, as on Docker.
  */
 final class ContainerdBenchmark {
 
     static final String SUBJECT = "agent on containerd";
     private static final String SANDBOXES = "CRI, pod sandboxes alone";
 
-    record Settings(int containers, Duration createGap, int probeTimeoutSeconds) {
+    record Settings(int warmup, int containers, Duration createGap, int probeTimeoutSeconds) {
         static Settings fromSystemProperties() {
-            return new Settings(Integer.getInteger("bench.containerd.containers", 40),
+            return new Settings(Integer.getInteger("bench.containerd.warmup", 100),
+                    Integer.getInteger("bench.containerd.containers", 40),
                     Duration.ofMillis(Integer.getInteger("bench.createGapMs", 300)),
                     Integer.getInteger("bench.probeTimeoutSeconds", 15));
         }
@@ -38,7 +40,7 @@ final class ContainerdBenchmark {
                  double warmCpuPerContainerMs, Map<String, Double> warmCpuByThreadMs) {
     }
 
-    record Result(long readyMs, List<Phase> phases, double peakRssMiB, double steadyRssMiB) {
+    record Result(long readyMs, int warmup, List<Phase> phases, double peakRssMiB, double steadyRssMiB) {
     }
 
     @FunctionalInterface
@@ -56,6 +58,12 @@ final class ContainerdBenchmark {
         try (AgentSubject agent = new AgentSubject(docker, jvmOptions, SUBJECT, List.of("--runtime", "containerd",
                 "--containerd-address", containerd.address(), "--containerd-state", containerd.stateDir().toString()))) {
             long ready = agent.start();
+            // As warm as the Docker agent is measured (its own warm-up): CRI pods, unmeasured, 20 at a time.
+            for (int left = settings.warmup(); left > 0; left -= 20) {
+                List<ContainerdWorkload.Started> started = workload.criCreateThenStart(Math.min(20, left), Duration.ZERO);
+                workload.probes(started);
+                workload.remove(started);
+            }
             int n = settings.containers();
             List<Phase> phases = new ArrayList<>();
             phases.add(phase("CRI, create then start at once", n, agent, workload,
@@ -65,7 +73,7 @@ final class ContainerdBenchmark {
             phases.add(phase("ctr run", n, agent, workload, workload::ctrRun));
             phases.add(sandboxes(n, agent, workload));
             Thread.sleep(5000);
-            return new Result(ready, phases, agent.peakRssMiB(), agent.rssMiB());
+            return new Result(ready, settings.warmup(), phases, agent.peakRssMiB(), agent.rssMiB());
         }
     }
 
@@ -126,7 +134,8 @@ final class ContainerdBenchmark {
     /** The containerd figures, and their CPU beside the Docker agent's of the same run. */
     static String render(Result r, Optional<BenchmarkRun.Result> dockerAgent) {
         StringBuilder b = new StringBuilder();
-        b.append("== ").append(SUBJECT).append(" (the same probe, image and driver files; pods of one container)\n");
+        b.append("== ").append(SUBJECT).append(" (the same probe, image and driver files; pods of one container; after ")
+                .append(r.warmup()).append(" warm-up pods)\n");
         b.append(String.format("  ready after launch        %d ms%n", r.readyMs()));
         for (Phase p : r.phases()) {
             if (p.name().equals(SANDBOXES)) {
