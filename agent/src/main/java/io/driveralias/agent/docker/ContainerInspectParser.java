@@ -1,5 +1,6 @@
 package io.driveralias.agent.docker;
 
+import static io.driveralias.agent.docker.JsonReading.fields;
 import static io.driveralias.agent.docker.JsonReading.firstText;
 import static io.driveralias.agent.docker.JsonReading.item;
 import static io.driveralias.agent.docker.JsonReading.requireObject;
@@ -189,13 +190,7 @@ final class ContainerInspectParser {
     }
 
     private static void config(JsonParser p, JsonToken start, Fields f) throws IOException {
-        if (start != JsonToken.START_OBJECT) {
-            p.skipChildren();
-            return;
-        }
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String field = p.currentName();
-            JsonToken value = p.nextToken();
+        fields(p, start, (field, value) -> {
             switch (field) {
                 case "Image" -> f.image = text(p, value);
                 case "User" -> f.user = text(p, value);
@@ -203,17 +198,11 @@ final class ContainerInspectParser {
                 case "Env" -> f.env = gpuVariables(p, value);
                 default -> p.skipChildren();
             }
-        }
+        });
     }
 
     private static void state(JsonParser p, JsonToken start, Fields f) throws IOException {
-        if (start != JsonToken.START_OBJECT) {
-            p.skipChildren();
-            return;
-        }
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String field = p.currentName();
-            JsonToken value = p.nextToken();
+        fields(p, start, (field, value) -> {
             switch (field) {
                 case "Running" -> f.running = value == JsonToken.VALUE_TRUE;
                 case "Pid" -> f.pid = value == JsonToken.VALUE_NUMBER_INT && p.getNumberType() == JsonParser.NumberType.INT
@@ -221,23 +210,17 @@ final class ContainerInspectParser {
                 case "StartedAt" -> f.startedAt = text(p, value);
                 default -> p.skipChildren();
             }
-        }
+        });
     }
 
     private static void graphDriver(JsonParser p, JsonToken start, Fields f) throws IOException {
-        if (start != JsonToken.START_OBJECT) {
-            p.skipChildren();
-            return;
-        }
-        while (p.nextToken() == JsonToken.FIELD_NAME) {
-            String field = p.currentName();
-            JsonToken value = p.nextToken();
+        fields(p, start, (field, value) -> {
             switch (field) {
                 case "Name" -> f.storage = text(p, value);
                 case "Data" -> f.graphData = overlayData(p, value);
                 default -> p.skipChildren();
             }
-        }
+        });
     }
 
     private static Map<String, String> overlayData(JsonParser p, JsonToken start) throws IOException {

@@ -113,4 +113,22 @@ final class JsonReading {
             throw new JsonParseException(p, "not a JSON object");
         }
     }
+
+    /** Reads one field of an object: the parser is on its value, which the reader consumes or skips. */
+    @FunctionalInterface
+    interface FieldReader {
+        void read(String field, JsonToken value) throws IOException;
+    }
+
+    /** Hands each field of the object that {@code start} opens to {@code reader}; anything else is skipped. */
+    static void fields(JsonParser p, JsonToken start, FieldReader reader) throws IOException {
+        if (start != JsonToken.START_OBJECT) {
+            p.skipChildren();
+            return;
+        }
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+            String field = p.currentName();
+            reader.read(field, p.nextToken());
+        }
+    }
 }
