@@ -166,13 +166,7 @@ public final class DockerHarness implements AutoCloseable {
         if (containerd.matches("[1-9][0-9]*")) {
             Processes.run(List.of("kill", "-9", containerd), 10);
         }
-        String shims = Processes.run(List.of("pgrep", "-f", "containerd-shim.*" + runtimeState), 10).output();
-        for (String shim : shims.split("\\s+")) {
-            if (shim.matches("[1-9][0-9]*")) {
-                Processes.run(List.of("pkill", "-9", "-P", shim), 10); // the container processes
-                Processes.run(List.of("kill", "-9", shim), 10);
-            }
-        }
+        killShims(runtimeState);
         Processes.run(List.of("sh", "-c", "grep -o ' " + runtimeState + "[^ ]*' /proc/mounts | xargs -r -n1 umount -l"),
                 30);
         Processes.run(List.of("rm", "-rf", runtimeState.toString()), 30);
@@ -189,7 +183,17 @@ public final class DockerHarness implements AutoCloseable {
         Processes.check(List.of("kill", "-" + signal, String.valueOf(daemon.pid())));
     }
 
-    /** At JVM exit: stop the private daemon and remove its data root (images, layers, logs). */
+    /** SIGKILL to the runtime shims of a daemon's containerd, and to their containers' processes. */
+    private static void killShims(Path runtimeState) {
+        String shims = Processes.run(List.of("pgrep", "-f", "containerd-shim.*" + runtimeState), 10).output();
+        for (String shim : shims.split("\\s+")) {
+            if (shim.matches("[1-9][0-9]*")) {
+                Processes.run(List.of("pkill", "-9", "-P", shim), 10); // the container processes
+                Processes.run(List.of("kill", "-9", shim), 10);
+            }
+        }
+    }
+
     /**
      * The daemon's directory as a mount of its own in a shared peer group, as a systemd host
      * has its root: a container given a part of it with {@code bind-propagation=rslave} (the
@@ -202,9 +206,15 @@ public final class DockerHarness implements AutoCloseable {
         return dir;
     }
 
+    /**
+     * At JVM exit: stop the private daemon and remove its data root (images, layers, logs). A
+     * container that outlived its daemon (one it could not stop in time) would keep its shim
+     * running for good: those go too.
+     */
     private void stopDaemonQuietly() {
         try {
             stopDaemon();
+            killShims(dir.resolve("exec/containerd"));
             // Once a container has used --network host, dockerd leaves the host's network
             // namespace bind-mounted here when it stops, and rm could not remove the directory.
             Processes.run(List.of("umount", "-l", dir.resolve("exec/netns/default").toString()), 30);
