@@ -204,7 +204,8 @@ public final class Main {
                     loaderCache(config));
             RuntimeFileSets runtimeFiles = new RuntimeFileSets();
             CreateTimeSeeder seeder = beforeStart ? new CreateTimeSeeder(hostDriver(hostFiles, runtimeFiles), planner,
-                    resolver, new CreateTimeSeeder.Settings(config.libraryDirectories()), loaderCache(config)) : null;
+                    resolver, new CreateTimeSeeder.Settings(config.libraryDirectories(),
+                    new ProcessStartTime(config.hostProc(), Clock.systemUTC())), loaderCache(config)) : null;
             return new RepairParts(config, resolver, hostFiles, rootRepairer, runtimeFiles, seeder);
         }
 

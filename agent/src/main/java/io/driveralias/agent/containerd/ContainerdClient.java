@@ -134,6 +134,8 @@ final class ContainerdClient implements AutoCloseable {
         }
         return switch (status.getCode()) {
             case NOT_FOUND -> new NotFound(message);
+            // The agent's own bounds on a record (StreamingMarshaller), or gRPC's on a message.
+            case RESOURCE_EXHAUSTED -> new ContainerRuntimeException.TooLarge(message);
             case UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED -> new ContainerRuntimeException.Unreachable(message,
                     status.asRuntimeException());
             case UNIMPLEMENTED -> new ContainerRuntimeException.WrongApi(socket + " answers gRPC, but not containerd's API ("

@@ -95,19 +95,16 @@ public final class Agent implements AgentStatus, AutoCloseable {
         }
         watched.forEach(w -> runtimes.put(w.runtime().name(), new RuntimeWatch(w)));
         this.tuning = tuning;
-        this.queue = new RepairQueue(tuning.queueCapacity(), tuning.createDelay());
+        // Half the workers at most on creates and reconciles: a start never waits for a free one behind them.
+        this.queue = new RepairQueue(tuning.queueCapacity(), tuning.createDelay(), Math.max(1, workerCount / 2));
         this.reporter = reporter;
         this.metrics = metrics;
         this.clock = clock;
         this.resyncInterval = resyncInterval;
         this.shutdownGrace = shutdownGrace;
         ContainerRepairer first = watched.getFirst().repairer();
-        this.warmUp = new Thread(() -> {
-            if (tuning.warmupRounds() > 0) {
-                watched.forEach(w -> w.runtime().warmUp());
-            }
-            first.warmUp(Math.max(0, tuning.warmupRounds() - 1));
-        }, "warm-up");
+        this.warmUp = new Thread(() -> first.warmUp(Math.max(0, tuning.warmupRounds() - 1),
+                () -> queue.size() > 0 || queue.busy()), "warm-up");
         warmUp.setDaemon(true);
         for (int i = 0; i < workerCount; i++) {
             Thread worker = new Thread(this::work, "repair-" + i);
@@ -161,16 +158,21 @@ public final class Agent implements AgentStatus, AutoCloseable {
                 // One bad container never stops a worker.
                 LOG.error("unexpected error examining container {}", job.key(), e);
             } finally {
-                queue.done(job.key());
+                queue.done(job);
             }
         }
     }
 
     private void examine(RepairQueue.Job job) {
+        if (LOG.isDebugEnabled()) {
+            LOG.debug("{} job for {} taken {} ms after it arrived", job.trigger(), job.key(),
+                    Duration.between(job.receivedAt(), clock.instant()).toMillis());
+        }
         RuntimeWatch watch = runtimes.get(job.key().runtime());
         ContainerRepairer repairer = watch.watched.repairer();
         String id = job.key().containerId();
-        if (job.trigger().equals("create") && (!repairer.seedsBeforeStart() || repairer.seedWhileStarting(id, job.receivedAt()))) {
+        if (job.trigger().equals("create")
+                && (!repairer.seedsBeforeStart() || repairer.seedWhileStarting(id, job.receivedAt()))) {
             // Nothing to report before the start; its start job verifies. Without repair before
             // start, a create has nothing to do (and a worker would only wait on a start in progress).
             return;
@@ -183,7 +185,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
         Optional<Examination> result;
         try {
             result = repairer.examine(id, job.receivedAt(), RootRepairer.Mode.APPLY,
-                    previous.flatMap(Reported::startedAt), retry);
+                    previous.flatMap(Reported::startedAt), retry, job.pid());
         } catch (ContainerRuntimeException e) {
             // The runtime is unreachable or failing: the reconcile after the reconnect brings it back.
             LOG.debug("container {}: {} did not answer: {}", id, watch.name(), e.getMessage());
@@ -195,7 +197,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
         Examination e = result.get();
         String examinedId = e.container().id().isEmpty() ? id : e.container().id();
         RepairQueue.Key key = new RepairQueue.Key(watch.name(), examinedId);
-        if (e.outcome() == ContainerOutcome.GONE && previous.isPresent()
+        if ((e.outcome() == ContainerOutcome.GONE || e.outcome() == ContainerOutcome.MISSED) && previous.isPresent()
                 && (e.startedAt().isEmpty() || e.startedAt().equals(previous.get().startedAt()))) {
             // The start already reported has ended: nothing new to count, nothing to retry.
             metrics.resolved(examinedId);
@@ -277,6 +279,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
         private volatile boolean streamConnected;
         private volatile boolean answering = true;
         private volatile boolean reconciled;
+        private boolean warmedUp;
 
         RuntimeWatch(Watched watched) {
             this.watched = watched;
@@ -305,16 +308,17 @@ public final class Agent implements AgentStatus, AutoCloseable {
 
         @Override
         public void onEvent(ContainerRuntime.Event event) {
+            LOG.debug("{} event {} for {}", display(), event.runtimeAction(), event.containerId());
             metrics.runtimeEvent(name(), event.runtimeAction());
             switch (event.action()) {
-                case CREATED -> offer(event.containerId(), "create");
-                case PROCESS_CREATED, STARTED -> offer(event.containerId(), "start");
+                case CREATED -> offer(event.containerId(), "create", 0);
+                case PROCESS_CREATED, STARTED -> offer(event.containerId(), "start", event.pid());
                 case EXITED, REMOVED -> metrics.resolved(event.containerId());
             }
         }
 
-        private void offer(String id, String trigger) {
-            if (queue.offer(new RepairQueue.Job(new RepairQueue.Key(name(), id), clock.instant(), trigger))
+        private void offer(String id, String trigger, int pid) {
+            if (queue.offer(new RepairQueue.Job(new RepairQueue.Key(name(), id), clock.instant(), trigger, pid))
                     == RepairQueue.Offer.FULL) {
                 // Not lost: the next reconcile finds the container running and unreported.
                 metrics.queueRefused(1);
@@ -327,7 +331,16 @@ public final class Agent implements AgentStatus, AutoCloseable {
             answering = true;
             publishUp();
             LOG.info("watching {} events at {} ({})", display(), watched.runtime().endpoint(), api);
-            reconciler.execute(() -> reconcile(true));
+            reconciler.execute(() -> {
+                if (!warmedUp && tuning.warmupRounds() > 0) {
+                    // Before the first reconcile, and so before the agent says it is ready: a
+                    // runtime's first descriptions cost hundreds of ms cold (containerd: about
+                    // 230 ms a call), which a container started right after would pay.
+                    watched.runtime().warmUp();
+                    warmedUp = true;
+                }
+                reconcile(true);
+            });
         }
 
         @Override

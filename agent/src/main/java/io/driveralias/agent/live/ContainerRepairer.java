@@ -25,6 +25,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 
 /**
@@ -62,8 +63,8 @@ public final class ContainerRepairer {
     /** GPU containers that could not be seeded at create, and why: said when their start is repaired. */
     private final Map<String, LateRepairCause> notSeeded = Collections.synchronizedMap(new LruMap<>(4096));
 
-    /** Links written into a created container before its start, and when. */
-    private record Seeded(Instant receivedAt, Instant seededAt, List<LinkAction> links) {
+    /** Links written into a created container before its start, when, and whether provably before its program began. */
+    private record Seeded(Instant receivedAt, Instant seededAt, List<LinkAction> links, boolean beforeProgram) {
     }
 
     /** {@code seeder} null: no repair before start (one-shot commands). */
@@ -85,7 +86,14 @@ public final class ContainerRepairer {
         this.runtimeFiles = runtimeFiles;
     }
 
+    public Optional<Examination> examine(String id, Instant receivedAt, RootRepairer.Mode mode,
+                                         Optional<Instant> examinedStart, boolean retry) throws ContainerRuntimeException {
+        return examine(id, receivedAt, mode, examinedStart, retry, 0);
+    }
+
     /**
+     * @param pid           the container's process, where the event named it (containerd's
+     *                      {@code /tasks/create}), else 0
      * @param receivedAt    when the event (or reconcile) that asked for this arrived
      * @param examinedStart the start of this container already examined, if any: the same
      *                      start is not examined twice (create and start of one container)
@@ -95,13 +103,23 @@ public final class ContainerRepairer {
      * @throws ContainerRuntimeException when the runtime cannot answer: the caller retries later
      */
     public Optional<Examination> examine(String id, Instant receivedAt, RootRepairer.Mode mode,
-                                         Optional<Instant> examinedStart, boolean retry) throws ContainerRuntimeException {
+                                         Optional<Instant> examinedStart, boolean retry, int pid)
+            throws ContainerRuntimeException {
         ContainerInfo info;
         try {
-            info = runtime.describe(id);
+            // A process an event just named: its description from the create, if kept, with no round trip.
+            Optional<ContainerInfo> starting = pid > 0 ? runtime.describeStarting(id, pid) : Optional.empty();
+            info = starting.isPresent() ? starting.get() : runtime.describe(id);
         } catch (ContainerRuntimeException.NoSuchContainer e) {
             ContainerRef ref = new ContainerRef(id, "", "", Optional.empty());
-            return Optional.of(gone(ref, Optional.empty(), receivedAt, "removed before it could be examined"));
+            return Optional.of(gone(ref, Optional.empty(), receivedAt, "removed before it could be examined", false));
+        } catch (ContainerRuntimeException.TooLarge e) {
+            ContainerRef ref = new ContainerRef(id, "", "", Optional.empty());
+            try (Mdc ignored = Mdc.container(ref)) {
+                return Optional.of(finish(ref, ContainerOutcome.FAILED, Optional.of(new RepairReport(Optional.empty(), List.of(),
+                        List.of(new Problem("/", FailureReason.TOO_LARGE, "its description is refused: " + e.getMessage())))),
+                        Optional.empty(), receivedAt, ""));
+            }
         }
         ContainerRef ref = new ContainerRef(info.id(), info.name(), info.image(), ContainerScope.podOf(info.labels()));
         if (!info.running() && info.startedAt().isEmpty()) {
@@ -118,17 +136,18 @@ public final class ContainerRepairer {
                 return Optional.of(finish(ref, ContainerOutcome.EXCLUDED, Optional.empty(), info.startedAt(),
                         receivedAt, excluded.get()));
             }
-            if (!info.running()) {
-                return Optional.of(gone(ref, info.startedAt(), receivedAt, "exited before it could be examined"));
-            }
             Optional<String> notGpu = withoutGpuRequest(info);
+            if (!info.running()) {
+                return Optional.of(gone(ref, info.startedAt(), receivedAt, "exited before it could be examined",
+                        notGpu.isEmpty()));
+            }
             if (notGpu.isPresent()) {
                 return Optional.of(finish(ref, ContainerOutcome.NO_DRIVER, Optional.empty(), info.startedAt(),
                         receivedAt, notGpu.get()));
             }
             Examination result = repairRunning(info, ref, receivedAt, mode);
             if (result.outcome() == ContainerOutcome.FAILED && !stillSameStart(info)) {
-                return Optional.of(gone(ref, info.startedAt(), receivedAt, "exited during the repair"));
+                return Optional.of(gone(ref, info.startedAt(), receivedAt, "exited during the repair", true));
             }
             return Optional.of(result);
         }
@@ -191,9 +210,10 @@ public final class ContainerRepairer {
         return seeding.isPresent();
     }
 
+    /** What a create's work left for the start path to judge. */
     private void remember(String id, Seeding seeding, Instant receivedAt) {
         if (!seeding.links().isEmpty()) {
-            seeded.put(id, new Seeded(receivedAt, clock.instant(), seeding.links()));
+            seeded.put(id, new Seeded(receivedAt, clock.instant(), seeding.links(), seeding.beforeProgram()));
         }
         seeding.skipped().ifPresent(cause -> notSeeded.put(id, cause));
     }
@@ -206,6 +226,11 @@ public final class ContainerRepairer {
     /** Runs the repair path on a throw-away root, so that the first real container finds it warm. */
     public void warmUp(int rounds) {
         Warmup.run(repairer, roots.resolver(), rounds);
+    }
+
+    /** As above, giving way while {@code busy} says containers wait for the agent. */
+    public void warmUp(int rounds, BooleanSupplier busy) {
+        Warmup.run(repairer, roots.resolver(), rounds, busy);
     }
 
     /** A created GPU container: write its aliases before it starts. */
@@ -221,16 +246,20 @@ public final class ContainerRepairer {
     private Examination repairRunning(ContainerInfo info, ContainerRef ref, Instant receivedAt, RootRepairer.Mode mode) {
         RepairReport report;
         Optional<Instant> processStart = Optional.empty();
+        boolean stillInInit = false;
         try (OpenedContainer container = roots.open(info, () -> requireSameStart(info))) {
             processStart = container.processStartedAt();
             LocateRequest request = LocateRequest.container(settings.libraryDirectories(), container.injectedFiles(),
                     container.hostSources());
             report = repairer.repair(container.root(), request, mode);
             container.requireAlive();
+            // After the verification: if the process is still the runtime's init, the container's
+            // program has not run yet, and found what was verified.
+            stillInInit = container.stillInRuntimeInit();
             runtimeFiles.record(info, report);
         } catch (ErrnoException e) {
             if (e.is(Errno.ESRCH)) {
-                return gone(ref, info.startedAt(), receivedAt, e.getMessage());
+                return gone(ref, info.startedAt(), receivedAt, e.getMessage(), true);
             }
             FailureReason reason = Failures.reasonOf(e);
             report = new RepairReport(Optional.empty(), List.of(),
@@ -238,41 +267,58 @@ public final class ContainerRepairer {
         }
         Seeded seed = seeded.remove(info.id());
         LateRepairCause skipped = notSeeded.remove(info.id());
-        boolean nothingAtStart = report.applied().isEmpty();
+        boolean addedAtStart = !report.applied().isEmpty();
+        Optional<Instant> created = processStart.or(info::startedAt);
         if (seed != null) {
             report = report.withSeeded(seed.links());
-            // Everything was in place before the container's first instruction: the start
-            // path had nothing to add, and found what was written before the start.
-            if (nothingAtStart && !report.applied().isEmpty()) {
+            // Everything was in place before the container's first instruction: written before its
+            // process existed, and the start path had nothing to add.
+            if (!addedAtStart && !report.applied().isEmpty() && (seed.beforeProgram()
+                    || FirstInstruction.aliasesWereThere(Optional.of(seed.seededAt()), created, false))) {
                 return new Examination(ref, report.outcome(), Optional.of(report), info.startedAt(), seed.receivedAt(),
                         seed.seededAt(), "before start");
             }
         }
+        if (stillInInit && report.outcome() != ContainerOutcome.FAILED) {
+            // Verified before the container's program ran: no exposure, whoever wrote the aliases.
+            Instant verified = clock.instant();
+            return new Examination(ref, report.outcome(), Optional.of(report), info.startedAt(), receivedAt, verified,
+                    "before start").processStarted(Optional.of(verified));
+        }
         Examination result = finish(ref, report.outcome(), Optional.of(report), info.startedAt(), receivedAt, "")
                 .processStarted(processStart);
-        if (nothingAtStart) {
+        if (!addedAtStart && seed == null) {
             return result;
         }
-        // The start path had to write: why the aliases were not there before the container started.
-        // A container never seeded and without overlay layers: its create may well have been seen
-        // (Podman's inspect answers only once a start is done), but there was nothing to write into.
-        return result.late(skipped != null ? skipped : seed != null ? LateRepairCause.INCOMPLETE
-                : seeder == null ? LateRepairCause.DISABLED
-                : info.overlay().isEmpty() ? LateRepairCause.NO_OVERLAY : LateRepairCause.MISSED_CREATE);
+        // The aliases were not provably there at the first instruction: say why.
+        return result.late(FirstInstruction.cause(skipped, seed != null, addedAtStart, seeder != null,
+                info.overlay().isPresent()));
     }
 
     /**
      * A container gone before its start could be verified: repaired, if its aliases were
-     * written before it started (a batch job that ran and exited meanwhile had them at its first
-     * instruction), else gone.
+     * written before its process existed (a batch job that ran and exited meanwhile had them at
+     * its first instruction); else, for a GPU container, missed (it ran without them, and that is
+     * counted and said); else gone. Where its start is not known, nothing is claimed: gone.
      */
-    private Examination gone(ContainerRef ref, Optional<Instant> startedAt, Instant receivedAt, String detail) {
+    private Examination gone(ContainerRef ref, Optional<Instant> startedAt, Instant receivedAt, String detail, boolean gpu) {
         Seeded seed = seeded.remove(ref.id());
-        if (seed == null) {
-            return finish(ref, ContainerOutcome.GONE, Optional.empty(), startedAt, receivedAt, detail);
+        notSeeded.remove(ref.id());
+        if (seed != null && (seed.beforeProgram() || FirstInstruction.aliasesWereThere(Optional.of(seed.seededAt()), startedAt,
+                false))) {
+            return new Examination(ref, ContainerOutcome.REPAIRED, Optional.of(RepairReport.seeded(seed.links())), startedAt,
+                    seed.receivedAt(), seed.seededAt(), "before start; " + detail);
         }
-        return new Examination(ref, ContainerOutcome.REPAIRED, Optional.of(RepairReport.seeded(seed.links())), startedAt,
-                seed.receivedAt(), seed.seededAt(), "before start; " + detail);
+        if (seed != null && !seed.beforeProgram() && startedAt.isEmpty()) {
+            // Seeded, but when it started is not known: neither claimed repaired nor missed.
+            return finish(ref, ContainerOutcome.GONE, Optional.empty(), startedAt, receivedAt,
+                    detail + " (its aliases were written at its creation; whether before its start is not known)");
+        }
+        if (gpu || seed != null) {
+            return finish(ref, ContainerOutcome.MISSED, Optional.of(new RepairReport(Optional.empty(), List.of(),
+                    List.of(new Problem("/", FailureReason.CONTAINER_GONE, detail)))), startedAt, receivedAt, detail);
+        }
+        return finish(ref, ContainerOutcome.GONE, Optional.empty(), startedAt, receivedAt, detail);
     }
 
     /** The container still runs the process that was examined: same pid, same start. */

@@ -40,6 +40,16 @@ public interface ContainerRuntime extends AutoCloseable {
     ContainerInfo describe(String id) throws ContainerRuntimeException;
 
     /**
+     * The container whose process an event just named ({@link Event#pid()}), described without
+     * asking the runtime, where the adapter kept its description from the container's creation:
+     * its process runs its first instruction moments after, too soon for a round trip. The
+     * caller checks the process is the container's. Empty when nothing was kept: {@link #describe}.
+     */
+    default Optional<ContainerInfo> describeStarting(String id, int pid) {
+        return Optional.empty();
+    }
+
+    /**
      * Goes once through what {@link #describe} goes through, changing nothing, so that the first
      * container of the node does not pay for loading it. Called off the watches, once connected
      * or not; a failure only leaves the first description slower.
@@ -94,8 +104,13 @@ public interface ContainerRuntime extends AutoCloseable {
      * @param runtimeAction the runtime's own name for it (Docker's {@code start}, containerd's
      *                      {@code /tasks/create}): the {@code action} label of the event counters
      * @param time          a position to resume from ({@link #events}), empty if the runtime gave none
+     * @param pid           the container's process on the host where the event names it
+     *                      (containerd's {@code /tasks/create}), else 0
      */
-    record Event(String containerId, Action action, String runtimeAction, String time) {
+    record Event(String containerId, Action action, String runtimeAction, String time, int pid) {
+        public Event(String containerId, Action action, String runtimeAction, String time) {
+            this(containerId, action, runtimeAction, time, 0);
+        }
     }
 
     /** An open subscription; {@link #close()} may come from another thread and ends a waiting {@link #next()}. */

@@ -38,6 +38,8 @@ final class Warmup {
     private static final String VERSION = "1.0.0";
     private static final String PREFIX = "driver-alias-warmup-";
     private static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
+    /** How long in all the warm-up gives way to containers: past that, a node always busy gets it anyway. */
+    private static final java.time.Duration YIELD = java.time.Duration.ofSeconds(30);
     /** About as many mounts as a GPU container has (its driver files, /proc and /dev entries). */
     private static final int CONTAINER_MOUNTS = 48;
 
@@ -45,6 +47,16 @@ final class Warmup {
     }
 
     static void run(RootRepairer repairer, PathResolver resolver, int rounds) {
+        run(repairer, resolver, rounds, () -> false);
+    }
+
+    /**
+     * {@code busy}: real work is waiting or under way. The rounds run beside the watches, on a
+     * node whose cores may all be taken: a round never starts while a container waits for the
+     * agent (checked every millisecond, for at most {@link #YIELD} in all), so that the first
+     * containers after a start do not share the CPU with the agent's own warm-up.
+     */
+    static void run(RootRepairer repairer, PathResolver resolver, int rounds, java.util.function.BooleanSupplier busy) {
         if (rounds <= 0) {
             return;
         }
@@ -66,7 +78,11 @@ final class Warmup {
                 String sample = firstLines(new String(KernelFiles.readOpen(mountTable, "mountinfo", 4 << 20),
                         StandardCharsets.ISO_8859_1), CONTAINER_MOUNTS);
                 byte[] absent = "0 ".getBytes(StandardCharsets.US_ASCII);
+                long yieldUntil = System.nanoTime() + YIELD.toNanos();
                 for (int i = 0; i < rounds; i++) {
+                    while (busy.getAsBoolean() && System.nanoTime() < yieldUntil) {
+                        Thread.sleep(1);
+                    }
                     try (RootFs fs = RootFs.openHostDirectory(root.toString(), resolver)) {
                         repairer.repair(fs, request, RootRepairer.Mode.APPLY);
                     }
@@ -84,6 +100,8 @@ final class Warmup {
         } catch (IOException | ErrnoException | MountInfoException | RuntimeException e) {
             // Only speed is at stake: the agent works the same without it.
             LOG.debug("warm-up skipped: {}", e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } finally {
             if (root != null) {
                 remove(tmp, root.getFileName().toString());

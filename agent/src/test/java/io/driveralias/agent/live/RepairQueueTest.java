@@ -51,17 +51,11 @@ class RepairQueueTest {
 
         // "a" is in flight, so the next worker gets "b" although "a" waited longer.
         assertThat(queue.take().key()).isEqualTo(key("b"));
-        CompletableFuture<RepairQueue.Job> blocked = CompletableFuture.supplyAsync(() -> {
-            try {
-                return queue.take();
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<RepairQueue.Job> blocked = takeLater(queue);
         Thread.sleep(100);
         assertThat(blocked).isNotDone();
 
-        queue.done(first.key());
+        queue.done(first);
 
         assertThat(blocked.get(5, TimeUnit.SECONDS).key()).isEqualTo(key("a"));
     }
@@ -96,13 +90,7 @@ class RepairQueueTest {
     void aCreatedContainerWaitsForItsStartToJoinIt() throws Exception {
         RepairQueue queue = new RepairQueue(10, Duration.ofMillis(300));
         queue.offer(new RepairQueue.Job(key("a"), T0, "create"));
-        CompletableFuture<RepairQueue.Job> taken = CompletableFuture.supplyAsync(() -> {
-            try {
-                return queue.take();
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<RepairQueue.Job> taken = takeLater(queue);
         Thread.sleep(100);
         assertThat(taken).as("not yet eligible").isNotDone();
 
@@ -123,5 +111,53 @@ class RepairQueueTest {
 
         assertThat(job.trigger()).isEqualTo("create");
         assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(Duration.ofMillis(150).toNanos());
+    }
+
+    /** A neighbour's storm of creates never takes the workers a start needs. */
+    @Test
+    void otherWorkIsCappedSoThatAStartFindsAWorker() throws Exception {
+        RepairQueue queue = new RepairQueue(100, Duration.ZERO, 1);
+        queue.offer(new RepairQueue.Job(key("c1"), T0, "create"));
+        queue.offer(new RepairQueue.Job(key("c2"), T0, "create"));
+        assertThat(queue.take().key()).isEqualTo(key("c1"));
+        CompletableFuture<RepairQueue.Job> next = takeLater(queue);
+        Thread.sleep(100);
+        assertThat(next).as("a second create waits while one is in flight").isNotDone();
+        queue.offer(new RepairQueue.Job(key("gpu"), T0.plusSeconds(1), "start", 42));
+        RepairQueue.Job start = next.get(2, TimeUnit.SECONDS);
+        assertThat(start.key()).isEqualTo(key("gpu"));
+        assertThat(start.pid()).isEqualTo(42);
+    }
+
+    /** A start waits for its own create in flight (never two workers on one container), and the create can see it waiting. */
+    @Test
+    void aStartWaitsForItsOwnCreateInFlightWhichSeesItWaiting() throws Exception {
+        RepairQueue queue = new RepairQueue(10, Duration.ZERO, 2);
+        queue.offer(new RepairQueue.Job(key("a"), T0, "create"));
+        RepairQueue.Job create = queue.take();
+        assertThat(queue.startWaiting(key("a"))).isFalse();
+        assertThat(queue.busy()).isTrue();
+        queue.offer(new RepairQueue.Job(key("a"), T0.plusMillis(20), "start", 7));
+        assertThat(queue.startWaiting(key("a"))).isTrue();
+        CompletableFuture<RepairQueue.Job> start = takeLater(queue);
+        Thread.sleep(100);
+        assertThat(start).isNotDone();
+        queue.done(create);
+        RepairQueue.Job taken = start.get(2, TimeUnit.SECONDS);
+        assertThat(taken.isStart()).isTrue();
+        assertThat(taken.pid()).isEqualTo(7);
+        queue.done(taken);
+        assertThat(queue.busy()).isFalse();
+    }
+
+    /** A worker's take, waiting on another thread. */
+    private static CompletableFuture<RepairQueue.Job> takeLater(RepairQueue queue) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return queue.take();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
     }
 }
