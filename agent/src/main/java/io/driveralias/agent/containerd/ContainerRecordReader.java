@@ -1,5 +1,6 @@
 package io.driveralias.agent.containerd;
 
+import io.driveralias.agent.json.DescriptionTooLarge;
 import com.google.protobuf.InvalidProtocolBufferException;
 import io.driveralias.agent.containerd.api.LinuxRuncOptions;
 import io.driveralias.agent.containerd.api.RuncOptions;

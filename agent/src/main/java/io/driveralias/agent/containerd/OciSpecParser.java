@@ -1,5 +1,6 @@
 package io.driveralias.agent.containerd;
 
+import io.driveralias.agent.json.DescriptionTooLarge;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;

@@ -1,5 +1,6 @@
 package io.driveralias.agent.containerd;
 
+import io.driveralias.agent.json.DescriptionTooLarge;
 import io.grpc.MethodDescriptor;
 import io.grpc.Status;
 import java.io.IOException;

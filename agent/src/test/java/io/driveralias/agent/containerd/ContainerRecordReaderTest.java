@@ -7,6 +7,7 @@ import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
 import io.driveralias.agent.containerd.api.Container;
 import io.driveralias.agent.containerd.api.GetContainerResponse;
+import io.driveralias.agent.json.DescriptionTooLarge;
 import io.driveralias.agent.testing.SeededCases;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;

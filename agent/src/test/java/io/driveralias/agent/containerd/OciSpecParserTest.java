@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.driveralias.agent.core.ContainerInfo;
+import io.driveralias.agent.json.DescriptionTooLarge;
 import io.driveralias.agent.testing.SeededCases;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
