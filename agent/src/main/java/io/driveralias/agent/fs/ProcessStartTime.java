@@ -91,7 +91,7 @@ public final class ProcessStartTime {
     }
 
     /** {@code starttime} from a {@code stat} line: the 20th field after the command name's closing parenthesis. */
-    static long startTicks(String stat) {
+    public static long startTicks(String stat) {
         // The command name is the process's own choice and may hold spaces and parentheses.
         int end = stat.lastIndexOf(')');
         if (end < 0) {

@@ -120,12 +120,43 @@ final class Warmup {
     }
 
     /**
+     * Who made a warm-up directory: this process's pid and the kernel's start time of it, so that
+     * another agent on the same host (a second instance, one of a test run) leaves it alone while
+     * this process lives, and removes it once it does not.
+     */
+    private static String ownerTag() {
+        long pid = ProcessHandle.current().pid();
+        return pid + "-" + startTicks(pid).orElse(0L);
+    }
+
+    /** Whether {@code name} is a warm-up directory of a process that still runs (the same pid and start). */
+    static boolean ofALivingAgent(String name) {
+        String[] parts = name.substring(PREFIX.length()).split("-", -1);
+        if (parts.length < 3 || !parts[0].matches("[0-9]{1,10}") || !parts[1].matches("[0-9]{1,19}")) {
+            // An older agent's name: it says no owner, and was removed at every start as it still is.
+            return false;
+        }
+        long pid = Long.parseLong(parts[0]);
+        return startTicks(pid).map(t -> t == Long.parseLong(parts[1])).orElse(false);
+    }
+
+    /** The kernel's start time of a process of this host, in clock ticks since boot. */
+    private static Optional<Long> startTicks(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"), StandardCharsets.ISO_8859_1);
+            return Optional.of(io.driveralias.agent.fs.ProcessStartTime.startTicks(stat));
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    /**
      * A new directory that only the agent can enter (0700, made by the agent and checked): on a
      * host install {@code /tmp} is shared, and everything below this directory is then handled
      * by path without another user being able to swap anything in it.
      */
     static Path privateRoot(Path tmp) throws IOException {
-        Path root = Files.createTempDirectory(tmp, PREFIX, PosixFilePermissions.asFileAttribute(PRIVATE));
+        Path root = Files.createTempDirectory(tmp, PREFIX + ownerTag() + "-", PosixFilePermissions.asFileAttribute(PRIVATE));
         boolean ours = false;
         try {
             ours = Files.getPosixFilePermissions(root, LinkOption.NOFOLLOW_LINKS).equals(PRIVATE)
@@ -151,7 +182,7 @@ final class Warmup {
         try (Directory dir = Directory.openHost(tmp.toString())) {
             int uid = Libc.geteuid();
             for (Libc.RawDirent entry : dir.names()) {
-                if (entry.name().startsWith(PREFIX)) {
+                if (entry.name().startsWith(PREFIX) && !ofALivingAgent(entry.name())) {
                     OwnedTree.remove(dir, entry.name(), uid);
                 }
             }
