@@ -83,8 +83,10 @@ public final class ContainerdRuntime implements ContainerRuntime {
      * container is removed.
      */
     private final Map<String, ContainerInfo> described = Collections.synchronizedMap(new LruMap<>(1024));
-    /** Records in flight: each holds up to 4 MiB of gRPC's buffers until it is read. */
+    /** Records in flight: each holds up to {@link ContainerdClient#MAX_MESSAGE} of gRPC's buffers until it is read. */
     private final Semaphore records = new Semaphore(2, true);
+    /** One more, for a starting container only: it never waits behind others' records. */
+    private final Semaphore starts = new Semaphore(1, true);
 
     public ContainerdRuntime(Settings settings, ProcessStartTime startTimes) {
         this.settings = settings;
@@ -167,17 +169,30 @@ public final class ContainerdRuntime implements ContainerRuntime {
      * containerd: under the CRI the process runs its first instruction some 6 ms after that event.
      */
     @Override
-    public Optional<ContainerInfo> describeStarting(String id, int pid) {
-        ContainerInfo known = described.get(id);
-        if (known == null || pid <= 0) {
+    public Optional<ContainerInfo> describeStarting(String id, int pid) throws ContainerRuntimeException {
+        if (pid <= 0 || !EventDecoder.isContainerId(id)) {
             return Optional.empty();
         }
-        return startTimes.of(pid).map(started -> known.toBuilder().running(true).pid(pid).startedAt(Optional.of(started))
+        ContainerInfo known = described.get(id);
+        if (known == null) {
+            // Its create was not described yet (a storm of others ahead of it): its record now, ahead
+            // of them, and its process as the event named it; the caller checks the process is its.
+            ContainerRecord container = record(id, starts).orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(id));
+            known = ContainerInfoMapper.map(container, Optional.empty(), Optional.empty(), snapshot(container),
+                    criHandler(container), mapping);
+            described.put(id, known);
+        }
+        ContainerInfo base = known;
+        return startTimes.of(pid).map(started -> base.toBuilder().running(true).pid(pid).startedAt(Optional.of(started))
                 .build());
     }
 
-    /** The container's record, read as it streams; at most two at once, as each holds up to 4 MiB of gRPC's buffers. */
+    /** The container's record, read as it streams; at most two at once, as each holds up to 8 MiB of gRPC's buffers. */
     private Optional<ContainerRecord> record(String id) throws ContainerRuntimeException {
+        return record(id, records);
+    }
+
+    private Optional<ContainerRecord> record(String id, Semaphore records) throws ContainerRuntimeException {
         try {
             if (!records.tryAcquire(CALL_DEADLINE.toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new ContainerRuntimeException.Unreachable("containerd: no description within " + CALL_DEADLINE, null);

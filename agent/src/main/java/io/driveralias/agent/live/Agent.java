@@ -95,8 +95,8 @@ public final class Agent implements AgentStatus, AutoCloseable {
         }
         watched.forEach(w -> runtimes.put(w.runtime().name(), new RuntimeWatch(w)));
         this.tuning = tuning;
-        // Half the workers at most on creates and reconciles: a start never waits for a free one behind them.
-        this.queue = new RepairQueue(tuning.queueCapacity(), tuning.createDelay(), Math.max(1, workerCount / 2));
+        // One worker at least is never on creates and reconciles: a start never waits for a free one behind them.
+        this.queue = new RepairQueue(tuning.queueCapacity(), tuning.createDelay(), Math.max(1, workerCount - 1));
         this.reporter = reporter;
         this.metrics = metrics;
         this.clock = clock;

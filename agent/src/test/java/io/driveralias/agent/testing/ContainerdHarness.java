@@ -241,7 +241,8 @@ public final class ContainerdHarness {
         importImage(namespace, ref, rootTar, List.of("PATH=/usr/bin:/bin:/sbin"), command);
     }
 
-    private void importImage(String namespace, String ref, Path rootTar, List<String> env, List<String> command) {
+    /** An image of {@code rootTar} with this environment in its config, imported into {@code namespace} as {@code ref}, once. */
+    public void importImage(String namespace, String ref, Path rootTar, List<String> env, List<String> command) {
         imported.computeIfAbsent(namespace + " " + ref, key -> {
             Path archive = OciArchive.write(rootTar, ref, env, command, dir.resolve("image-" + Math.abs(key.hashCode()) + ".tar"));
             try {
