@@ -247,11 +247,9 @@ final class ObjectDecoder {
             overBounds = true;
             return;
         }
-        if (destination == -1 || source == -1) {
-            return;
-        }
-        String dst = kept(in, destination);
-        String src = dst == null ? null : kept(in, source);
+        // proto3 leaves an empty string off the wire: a field not seen is "".
+        String dst = destination == -1 ? "" : kept(in, destination);
+        String src = dst == null ? null : source == -1 ? "" : kept(in, source);
         String typeText = src == null ? null : type == -1 ? "" : kept(in, type);
         if (typeText == null || !afford(ENTRY_COST)) {
             return;
