@@ -13,11 +13,14 @@ import java.util.Map;
  * reading it, so a 4 MB environment value or ten thousand labels cost an index move each.
  *
  * <p>Bounds: a kept string is at most {@link #MAX_STRING} bytes (a longer one is left out and
- * counted as truncated), a kept list or map at most {@link #MAX_ENTRIES} entries, and one message
- * at most {@link #MESSAGE_BUDGET} bytes of kept text and entries whatever number of objects it
- * carries (entries past it are left out, and each record says it was over its bounds). Identity
- * fields (ids, names, pid, state) are always kept, each at most {@link #MAX_STRING} bytes: at most
- * the message's own size in all. One decoder per message, on one thread.
+ * counted as truncated), a kept list or map at most {@link #MAX_ENTRIES} entries, what one
+ * container keeps of its lists and maps at most {@link #RECORD_BUDGET} bytes (so that the agent may
+ * hold a record per container without a hostile pod's costing more than that), and one message at
+ * most {@link #MESSAGE_BUDGET} bytes of kept text and entries whatever number of objects it carries.
+ * Entries past a bound are left out, and the record says it was over its bounds. Identity fields
+ * (ids, names, pid, state) are always kept, each at most {@link #MAX_STRING} bytes: at most the
+ * message's own size in all. Costs are counted as the bytes of the text plus a fixed estimate of
+ * the objects around it. One decoder per message, on one thread.
  *
  * <p>NRI's field numbers (pkg/api/api.proto): PodSandbox {id 1, name 2, uid 3, namespace 4,
  * runtime_handler 7}; Container {id 1, pod_sandbox_id 2, name 3, state 4, labels 5, annotations 6,
@@ -28,6 +31,7 @@ final class ObjectDecoder {
 
     static final int MAX_STRING = 4096;
     static final int MAX_ENTRIES = 1024;
+    static final long RECORD_BUDGET = 64 << 10;
     static final long MESSAGE_BUDGET = 1 << 20;
     /** What a kept string or entry costs beyond its bytes (object headers, references), for the budget. */
     private static final int STRING_COST = 48;
@@ -55,6 +59,7 @@ final class ObjectDecoder {
     private static final int TAG_PID = tag(12, ProtoReader.VARINT);
 
     private long budget = MESSAGE_BUDGET;
+    private long recordBudget;
     private int truncated;
     private boolean overBounds;
 
@@ -95,6 +100,7 @@ final class ObjectDecoder {
     NriContainer container(ProtoReader in) throws NriProtocolException {
         truncated = 0;
         overBounds = false;
+        recordBudget = RECORD_BUDGET;
         String id = "";
         String pod = "";
         String name = "";
@@ -159,12 +165,18 @@ final class ObjectDecoder {
     }
 
     private boolean afford(long cost) {
-        if (budget < cost) {
+        if (budget < cost || recordBudget < cost) {
             overBounds = true;
             return false;
         }
         budget -= cost;
+        recordBudget -= cost;
         return true;
+    }
+
+    /** What the last container kept of its lists and maps, as the budget counts it. */
+    long lastRecordCost() {
+        return RECORD_BUDGET - recordBudget;
     }
 
     /** A map entry {key 1, value 2} kept when its key starts with one of the prefixes. */

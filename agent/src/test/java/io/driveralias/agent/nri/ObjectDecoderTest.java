@@ -128,11 +128,24 @@ class ObjectDecoderTest {
             b.putLabels("io.kubernetes.flood-" + i, "v");
             b.addEnv("NVIDIA_FLOOD_" + i + "=1");
         }
+        ObjectDecoder decoder = new ObjectDecoder();
+        NriContainer c = decoder.container(reader(b.build().toByteArray()));
+        assertThat(c.labels().size()).isBetween(100, ObjectDecoder.MAX_ENTRIES);
+        assertThat(c.overBounds()).isTrue();
+        assertThat(decoder.lastRecordCost()).isLessThanOrEqualTo(ObjectDecoder.RECORD_BUDGET);
+        assertThat(c.id()).isEqualTo("c5");
+        assertThat(c.pid()).isEqualTo(9);
+    }
+
+    @Test
+    void aListStopsAtItsEntryBoundEvenWithinTheBudget() throws Exception {
+        Container.Builder b = Container.newBuilder().setId("c5b");
+        for (int i = 0; i < 1500; i++) {
+            b.addEnv("NVIDIA_");
+        }
         NriContainer c = container(b.build().toByteArray());
-        assertThat(c.labels()).hasSize(ObjectDecoder.MAX_ENTRIES);
         assertThat(c.nvidiaEnv()).hasSize(ObjectDecoder.MAX_ENTRIES);
         assertThat(c.overBounds()).isTrue();
-        assertThat(c.id()).isEqualTo("c5");
     }
 
     @Test
