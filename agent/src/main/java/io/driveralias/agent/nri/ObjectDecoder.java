@@ -1,5 +1,6 @@
 package io.driveralias.agent.nri;
 
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -58,6 +59,9 @@ final class ObjectDecoder {
     private static final int TAG_LINUX = tag(11, ProtoReader.LENGTH);
     private static final int TAG_PID = tag(12, ProtoReader.VARINT);
 
+    /** Readers of nested messages (an entry, a mount, a device), reused: the decoder allocates only what it keeps. */
+    private final ProtoReader nested = new ProtoReader(ByteBuffer.allocate(0), 0, 0);
+    private final ProtoReader nestedTwice = new ProtoReader(ByteBuffer.allocate(0), 0, 0);
     private long budget = MESSAGE_BUDGET;
     private long recordBudget;
     private int truncated;
@@ -128,9 +132,9 @@ final class ObjectDecoder {
             } else if (tag == TAG_ENV) {
                 environment(in, in.span(tag), env);
             } else if (tag == TAG_MOUNTS) {
-                mount(in.reader(in.span(tag)), mounts);
+                mount(nested.moveTo(in, in.span(tag)), mounts);
             } else if (tag == TAG_LINUX) {
-                nvidiaDevice |= nvidiaDevice(in.reader(in.span(tag)));
+                nvidiaDevice |= nvidiaDevice(nested.moveTo(in, in.span(tag)));
             } else if (tag == TAG_PID) {
                 long value = in.varint();
                 pid = value > 0 && value <= Integer.MAX_VALUE ? (int) value : 0;
@@ -182,7 +186,7 @@ final class ObjectDecoder {
     /** A map entry {key 1, value 2} kept when its key starts with one of the prefixes. */
     private void entry(ProtoReader outer, long span, byte[] prefix, byte[] otherPrefix, Map<String, String> into)
             throws NriProtocolException {
-        ProtoReader in = outer.reader(span);
+        ProtoReader in = nested.moveTo(outer, span);
         long key = -1;
         long value = -1;
         while (in.hasMore()) {
@@ -284,12 +288,12 @@ final class ObjectDecoder {
     }
 
     /** LinuxContainer: whether any of its devices (field 2, LinuxDevice.path 1) is under /dev/nvidia. */
-    private static boolean nvidiaDevice(ProtoReader in) throws NriProtocolException {
+    private boolean nvidiaDevice(ProtoReader in) throws NriProtocolException {
         boolean found = false;
         while (in.hasMore()) {
             int tag = in.tag();
             if (tag == TAG_2) {
-                ProtoReader device = in.reader(in.span(tag));
+                ProtoReader device = nestedTwice.moveTo(in, in.span(tag));
                 while (device.hasMore()) {
                     int field = device.tag();
                     if (field == TAG_ID) {
