@@ -16,7 +16,8 @@ public interface NriHandler {
 
     /**
      * The runtime took the plugin (RegisterPlugin, then Configure): its name and version as it gives
-     * them (for the log; not escaped), and the time it allows a plugin for each call.
+     * them (for the log; not escaped), and the time it allows a plugin for each call (NRI's default
+     * of 2 s where the runtime does not say, as containerd 1.7 does not).
      */
     void connected(String runtimeName, String runtimeVersion, Duration requestTimeout);
 

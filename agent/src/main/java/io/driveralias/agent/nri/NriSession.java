@@ -162,7 +162,13 @@ final class NriSession {
     }
 
     private void configure(Message message, Configure configure) throws IOException {
-        requestTimeout = Duration.ofMillis(Math.max(0, configure.requestTimeoutMs()));
+        if (configure.requestTimeoutMs() > 0) {
+            requestTimeout = Duration.ofMillis(configure.requestTimeoutMs());
+        } else {
+            // containerd 1.7 (NRI 0.6) sends no timeouts in Configure; it applies NRI's default.
+            requestTimeout = StartDeadline.RUNTIME_DEFAULT_TIMEOUT;
+            LOG.debug("NRI: no request timeout in Configure; NRI's default of {} ms assumed", requestTimeout.toMillis());
+        }
         answer(message.streamId(), ConfigureResponse.newBuilder().setEvents(EVENTS).build());
         configured = true;
         if (!registered) {
@@ -186,7 +192,7 @@ final class NriSession {
             return;
         }
         long allowed = setup.deadline().nanos(requestTimeout, call.timeoutNano());
-        Start start = new Start(message.streamId(), event.pod(), event.container(), message.arrivalNanos() + allowed);
+        Start start = new Start(message.streamId(), event.pod(), event.container(), message.arrivalNanos(), allowed);
         if (!setup.callPermits().tryAcquire()) {
             start.notServed("all " + setup.callThreads() + " call threads are busy");
             return;
@@ -215,15 +221,22 @@ final class NriSession {
         private final int streamId;
         private final NriPod pod;
         private final NriContainer container;
+        private final long received;
         private final long deadline;
         private final AtomicBoolean answered = new AtomicBoolean();
         private volatile ScheduledFuture<?> deadlineAnswer;
 
-        Start(int streamId, NriPod pod, NriContainer container, long deadline) {
+        Start(int streamId, NriPod pod, NriContainer container, long received, long allowed) {
             this.streamId = streamId;
             this.pod = pod;
             this.container = container;
-            this.deadline = deadline;
+            this.received = received;
+            this.deadline = received + allowed;
+        }
+
+        @Override
+        public long receivedNanos() {
+            return received;
         }
 
         @Override

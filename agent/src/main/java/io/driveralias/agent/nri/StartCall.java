@@ -3,6 +3,9 @@ package io.driveralias.agent.nri;
 /** One StartContainer as its handler sees it: when the plugin answers regardless, and whether it did. */
 public interface StartCall {
 
+    /** The {@link System#nanoTime()} when the request's first byte was read: the deadline counts from here. */
+    long receivedNanos();
+
     /** The {@link System#nanoTime()} at which the plugin answers the runtime, done or not. */
     long deadlineNanos();
 

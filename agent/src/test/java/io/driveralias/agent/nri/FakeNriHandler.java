@@ -28,9 +28,12 @@ public final class FakeNriHandler implements NriHandler {
     public record Synchronized(NriSync part) implements Event {
     }
 
-    /** A StartContainer handled: what came, the call's deadline, and whether the answer went before the handler returned. */
-    public record Started(NriPod pod, NriContainer container, long receivedNanos, long deadlineNanos, boolean answeredFirst)
-            implements Event {
+    /**
+     * A StartContainer handled: what came, when its request arrived, the call's deadline, when the
+     * handler returned, and whether the answer went before it did.
+     */
+    public record Started(NriPod pod, NriContainer container, long receivedNanos, long deadlineNanos, long returnedNanos,
+                          boolean answeredFirst) implements Event {
     }
 
     public record NotServed(NriPod pod, NriContainer container, String why) implements Event {
@@ -66,13 +69,12 @@ public final class FakeNriHandler implements NriHandler {
 
     @Override
     public void startContainer(NriPod pod, NriContainer container, StartCall call) {
-        long received = System.nanoTime();
         try {
             onStart.handle(pod, container, call);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        events.add(new Started(pod, container, received, call.deadlineNanos(), call.answered()));
+        events.add(new Started(pod, container, call.receivedNanos(), call.deadlineNanos(), System.nanoTime(), call.answered()));
     }
 
     @Override
