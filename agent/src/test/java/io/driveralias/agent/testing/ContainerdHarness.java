@@ -370,9 +370,14 @@ public final class ContainerdHarness {
     }
 
     private String log() {
+        return logTail(30);
+    }
+
+    /** The last {@code n} lines of containerd's own log, for a failure's message. */
+    public String logTail(int n) {
         try {
             List<String> lines = Files.readAllLines(dir.resolve("containerd.log"));
-            return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - n), lines.size()));
         } catch (IOException e) {
             return "(no log)";
         }
