@@ -29,11 +29,12 @@ public final class FakeNriHandler implements NriHandler {
     }
 
     /**
-     * A StartContainer handled: what came, when its request arrived, the call's deadline, when the
-     * handler returned, and whether the answer went before it did.
+     * A StartContainer handled: what came, when its request's first byte was read, when the handler
+     * was entered, the call's deadline, when the handler returned, and whether the answer went before
+     * it did.
      */
-    public record Started(NriPod pod, NriContainer container, long receivedNanos, long deadlineNanos, long returnedNanos,
-                          boolean answeredFirst) implements Event {
+    public record Started(NriPod pod, NriContainer container, long receivedNanos, long enteredNanos, long deadlineNanos,
+                          long returnedNanos, boolean answeredFirst) implements Event {
     }
 
     public record NotServed(NriPod pod, NriContainer container, String why) implements Event {
@@ -69,12 +70,14 @@ public final class FakeNriHandler implements NriHandler {
 
     @Override
     public void startContainer(NriPod pod, NriContainer container, StartCall call) {
+        long entered = System.nanoTime();
         try {
             onStart.handle(pod, container, call);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        events.add(new Started(pod, container, call.receivedNanos(), call.deadlineNanos(), System.nanoTime(), call.answered()));
+        events.add(new Started(pod, container, call.receivedNanos(), entered, call.deadlineNanos(), System.nanoTime(),
+                call.answered()));
     }
 
     @Override
