@@ -16,8 +16,8 @@ import java.util.concurrent.locks.ReentrantLock;
 final class MuxWriter {
 
     static final int MAX_CHUNK = 4096;
-    /** The largest message the plugin sends; its answers are a few bytes. */
-    static final int MAX_OUT = 64 << 10;
+    /** The largest message the plugin sends; its answers and its registration are a few dozen bytes. */
+    static final int MAX_OUT = 16 << 10;
 
     private final WritableByteChannel channel;
     private final ReentrantLock lock = new ReentrantLock();

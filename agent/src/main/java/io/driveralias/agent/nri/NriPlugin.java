@@ -58,7 +58,7 @@ public final class NriPlugin implements AutoCloseable {
     private final int callThreads;
     private final Object lock = new Object();
     /** The log's view of connection failures; only the reading thread uses it. */
-    private final Outage outage = new Outage();
+    private final OutageLog outage = new OutageLog(LOG, MAX_RETRY);
     private Thread loop;
     private Thread watchdog;
     private ThreadPoolExecutor calls;
@@ -276,7 +276,7 @@ public final class NriPlugin implements AutoCloseable {
         @Override
         public void connected(String runtimeName, String runtimeVersion, Duration requestTimeout) {
             connected = true;
-            outage.ended(Printable.of(runtimeName) + " " + Printable.of(runtimeVersion), requestTimeout,
+            outage.ended(Printable.of(runtimeName) + " " + Printable.of(runtimeVersion) + " on " + socket, requestTimeout,
                     Duration.ofNanos(deadline.nanos(requestTimeout, 0)));
             inner.connected(runtimeName, runtimeVersion, requestTimeout);
         }
@@ -299,34 +299,6 @@ public final class NriPlugin implements AutoCloseable {
         @Override
         public void notServed(NriPod pod, NriContainer container, String why) {
             inner.notServed(pod, container, why);
-        }
-    }
-
-    /** The log of one outage: its first failure, then its end; the tries in between are counted, not logged. */
-    private final class Outage {
-        private long since;
-        private int tries;
-
-        void begin() {
-            since = System.nanoTime();
-            tries = 0;
-        }
-
-        void failed(String why) {
-            if (tries++ == 0) {
-                if (since == 0) {
-                    since = System.nanoTime();
-                }
-                LOG.info("NRI: {}; trying again every {} ms at most until it answers", Printable.of(why), MAX_RETRY.toMillis());
-            }
-        }
-
-        void ended(String runtime, Duration requestTimeout, Duration allowed) {
-            String after = tries == 0 ? "" : String.format(" after %d tries in %.1f s", tries, (System.nanoTime() - since) / 1e9);
-            LOG.info("NRI: registered with {} on {}{} (request timeout {} ms; StartContainer answered within {} ms)", runtime, socket,
-                    after, requestTimeout.toMillis(), allowed.toMillis());
-            since = 0;
-            tries = 0;
         }
     }
 }
