@@ -131,6 +131,8 @@ public final class FakeNriRuntime implements AutoCloseable {
         private final ByteArrayOutputStream[] streams = {new ByteArrayOutputStream(), new ByteArrayOutputStream(),
             new ByteArrayOutputStream()};
         private volatile boolean answerRegistration = true;
+        private final CountDownLatch reading = new CountDownLatch(1);
+        private volatile boolean paused;
         private int nextStream = 1;
 
         Peer(SocketChannel channel) {
@@ -139,6 +141,11 @@ public final class FakeNriRuntime implements AutoCloseable {
             Thread reader = new Thread(this::read, "fake-nri-runtime");
             reader.setDaemon(true);
             reader.start();
+        }
+
+        /** The runtime stops reading what the plugin sends (a runtime that hangs while the plugin answers). */
+        public void pauseReading() {
+            paused = true;
         }
 
         /** Registration requests go unanswered from now on (a runtime that hangs). */
@@ -236,6 +243,9 @@ public final class FakeNriRuntime implements AutoCloseable {
         private void read() {
             try {
                 while (true) {
+                    if (paused) {
+                        reading.await();
+                    }
                     int connection = in.readInt();
                     int length = in.readInt();
                     byte[] frame = in.readNBytes(length);
@@ -250,7 +260,7 @@ public final class FakeNriRuntime implements AutoCloseable {
                         drain(connection);
                     }
                 }
-            } catch (IOException | RuntimeException e) {
+            } catch (IOException | RuntimeException | InterruptedException e) {
                 eof.countDown();
                 pending.values().forEach(f -> f.completeExceptionally(new EOFException("connection closed")));
             }

@@ -301,6 +301,32 @@ class NriPluginTest {
     }
 
     @Test
+    void aRuntimeThatStopsReadingThePluginsAnswersIsLeftAfterFiveSeconds() throws Exception {
+        Peer first = connect(Duration.ofMillis(500), 2);
+        first.awaitRegistration(WAIT);
+        first.configure("containerd", "v2.1.9", 2000);
+        handler.await(Connected.class, WAIT);
+
+        first.pauseReading();
+        Thread flood = new Thread(() -> {
+            try {
+                for (int i = 0; i < 200_000; i++) {
+                    first.send("some.Other", "Flood", new byte[0], 0);
+                }
+            } catch (RuntimeException closed) {
+                // the plugin left: the flood ends
+            }
+        });
+        flood.setDaemon(true);
+        flood.start();
+
+        assertThat(handler.await(Disconnected.class, Duration.ofSeconds(20)).why()).contains("has not read");
+        Peer second = runtime.accept(WAIT);
+        second.awaitRegistration(WAIT);
+        first.close();
+    }
+
+    @Test
     void aRuntimeThatNeverConfiguresThePluginIsLeftAfterFiveSeconds() throws Exception {
         Peer first = connect(Duration.ofMillis(500), 2);
         first.awaitRegistration(WAIT);
