@@ -49,10 +49,6 @@ case $load in
     *) echo "build-rootfs.sh: --load takes docker, containerd or podman, not '$load'" >&2; exit 2 ;;
 esac
 
-# agent/Dockerfile's ENTRYPOINT (ContainerImageTest keeps them equal): the JVM's options come from
-# jvm.options beside this script, installed next to the jar.
-ENTRYPOINT='["/opt/java/bin/java", "@/opt/driver-alias-agent/jvm.options", "-jar", "/opt/driver-alias-agent/driver-alias-agent.jar"]'
-CMD='["run"]'
 
 die() { echo "build-rootfs.sh: $*" >&2; exit 1; }
 
