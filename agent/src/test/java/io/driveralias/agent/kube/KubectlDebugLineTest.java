@@ -5,12 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.driveralias.agent.config.AgentConfig;
 import io.driveralias.agent.config.ConfigParser;
 import io.driveralias.agent.metrics.RepoFiles;
-import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.NodeBuilder;
-import io.fabric8.kubernetes.api.model.Pod;
-import io.fabric8.kubernetes.api.model.PodSpec;
-import io.fabric8.kubernetes.api.model.Volume;
-import io.fabric8.kubernetes.api.model.VolumeMount;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import io.fabric8.kubernetes.client.KubernetesClient;
@@ -38,8 +33,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The runbook's {@code kubectl debug node/...} line for a containerd node, run by the real kubectl
- * against an API server stand-in (fabric8's mock server in CRUD mode, with the discovery documents
- * kubectl asks for first): the pod kubectl creates shares the node's PID namespace, sees the node's
+ * against an API server stand-in (fabric8's mock server in CRUD mode, which holds the node, with
+ * the discovery documents kubectl asks for first, and which keeps the pod kubectl sends in its
+ * protobuf encoding): the pod kubectl creates shares the node's PID namespace, sees the node's
  * root at {@code /host}, runs the agent's image with the agent's own java, and the agent accepts the
  * command it is given, whose containerd socket is the node's, seen through {@code /host}. No kubelet
  * runs the pod here: {@code ContainerdImageIT} runs the same check from the same image on containerd.
@@ -56,10 +52,21 @@ class KubectlDebugLineTest {
     private KubernetesClient client;
 
     /** Answers kubectl's discovery (the core group, no other) and hands the rest to the CRUD store. */
+    /** The pods kubectl created, as it sent them. */
+    private static final List<byte[]> CREATED = java.util.Collections.synchronizedList(new ArrayList<>());
+
     private static final class WithDiscovery extends KubernetesCrudDispatcher {
         @Override
         public MockResponse dispatch(RecordedRequest request) {
             String path = request.getPath().replaceFirst("\\?.*", "");
+            String type = request.getHeader("Content-Type");
+            if ("POST".equals(request.getMethod()) && path.endsWith("/pods") && type != null && type.contains("protobuf")) {
+                // kubectl writes objects in Kubernetes' protobuf encoding, which the CRUD store does
+                // not read: keep the body for the test, and answer with the object, as the API server does.
+                byte[] pod = request.getBody().readByteArray();
+                CREATED.add(pod);
+                return new MockResponse().setResponseCode(201).setHeader("Content-Type", type).setBody(pod);
+            }
             String body = switch (path) {
                 case "/api" -> "{\"kind\":\"APIVersions\",\"versions\":[\"v1\"],\"serverAddressByClientCIDRs\":"
                         + "[{\"clientCIDR\":\"0.0.0.0/0\",\"serverAddress\":\"127.0.0.1\"}]}";
@@ -140,26 +147,18 @@ class KubectlDebugLineTest {
         assertThat(exited).as("kubectl debug within 60 s: %s", output).isTrue();
         assertThat(kubectl.exitValue()).as("kubectl debug: %s", output).isZero();
 
-        List<Pod> pods = client.pods().inNamespace("default").list().getItems();
-        assertThat(pods).as("pods created by kubectl debug (%s)", output).singleElement();
-        PodSpec pod = pods.getFirst().getSpec();
-        assertThat(pods.getFirst().getMetadata().getName()).startsWith("node-debugger-" + NODE + "-");
-        assertThat(pod.getNodeName()).isEqualTo(NODE);
-        assertThat(pod.getHostPID()).as("the node's PID namespace: /proc shows the containers' processes").isTrue();
-        Container debugger = pod.getContainers().getFirst();
-        assertThat(debugger.getImage()).isEqualTo(IMAGE);
-        assertThat(debugger.getSecurityContext().getPrivileged()).as("--profile=sysadmin").isTrue();
+        assertThat(CREATED).as("pods created by kubectl debug (%s)", output).hasSize(1);
+        PodSpecFields pod = PodSpecFields.of(CREATED.getFirst());
+        assertThat(pod.nodeName()).isEqualTo(NODE);
+        assertThat(pod.hostPid()).as("the node's PID namespace: /proc shows the containers' processes").isTrue();
+        assertThat(pod.image()).isEqualTo(IMAGE);
+        assertThat(pod.privileged()).as("--profile=sysadmin").isTrue();
         // The node's root at /host: the socket the command names is the node's containerd's.
-        VolumeMount hostMount = debugger.getVolumeMounts().stream().filter(m -> m.getMountPath().equals("/host"))
-                .findFirst().orElseThrow();
-        Volume host = pod.getVolumes().stream().filter(v -> v.getName().equals(hostMount.getName())).findFirst().orElseThrow();
-        assertThat(host.getHostPath().getPath()).isEqualTo("/");
+        assertThat(pod.hostPathAt("/host")).hasValue("/");
 
         // The image's own java and options (the image has no shell and no java on its PATH), then the agent's command.
-        List<String> run = new ArrayList<>(debugger.getCommand() == null ? List.of() : debugger.getCommand());
-        if (debugger.getArgs() != null) {
-            run.addAll(debugger.getArgs());
-        }
+        List<String> run = new ArrayList<>(pod.command());
+        run.addAll(pod.args());
         assertThat(run.subList(0, 4)).containsExactly("/opt/java/bin/java", "@/opt/driver-alias-agent/jvm.options", "-jar",
                 "/opt/driver-alias-agent/driver-alias-agent.jar");
         AgentConfig config = ConfigParser.parse(run.subList(4, run.size()), Map.of());
@@ -172,6 +171,83 @@ class KubectlDebugLineTest {
                 .isEqualTo("/run/containerd/containerd.sock");
         String daemonSetAddress = DaemonSetValues.containerdAddress();
         assertThat("/run" + daemonSetAddress.substring("unix:///host/run".length())).isEqualTo(onTheNode);
+    }
+
+    /**
+     * The fields of the pod kubectl sent that the test reads, from Kubernetes' protobuf encoding
+     * (k8s.io/api core/v1 generated.proto: the envelope's raw object is field 2; Pod.spec 2;
+     * PodSpec volumes 1, containers 2, nodeName 10, hostPID 12; Container image 2, command 3, args 4,
+     * volumeMounts 9, securityContext 15; VolumeMount name 1, mountPath 3; Volume name 1, source 2;
+     * VolumeSource hostPath 1; HostPathVolumeSource path 1; SecurityContext privileged 2).
+     */
+    private record PodSpecFields(com.google.protobuf.UnknownFieldSet spec) {
+
+        static PodSpecFields of(byte[] body) throws Exception {
+            assertThat(new String(body, 0, 4, StandardCharsets.ISO_8859_1)).isEqualTo("k8s\0");
+            var envelope = com.google.protobuf.UnknownFieldSet.parseFrom(java.util.Arrays.copyOfRange(body, 4, body.length));
+            var pod = message(envelope, 2);
+            return new PodSpecFields(message(pod, 2));
+        }
+
+        private static com.google.protobuf.UnknownFieldSet message(com.google.protobuf.UnknownFieldSet set, int field)
+                throws Exception {
+            return com.google.protobuf.UnknownFieldSet.parseFrom(set.getField(field).getLengthDelimitedList().getFirst());
+        }
+
+        private static List<String> strings(com.google.protobuf.UnknownFieldSet set, int field) {
+            return set.hasField(field) ? set.getField(field).getLengthDelimitedList().stream().map(b -> b.toStringUtf8()).toList()
+                    : List.of();
+        }
+
+        private com.google.protobuf.UnknownFieldSet container() throws Exception {
+            return message(spec, 2);
+        }
+
+        String nodeName() {
+            return strings(spec, 10).getFirst();
+        }
+
+        boolean hostPid() {
+            return spec.hasField(12) && spec.getField(12).getVarintList().getFirst() == 1;
+        }
+
+        String image() throws Exception {
+            return strings(container(), 2).getFirst();
+        }
+
+        List<String> command() throws Exception {
+            return strings(container(), 3);
+        }
+
+        List<String> args() throws Exception {
+            return strings(container(), 4);
+        }
+
+        boolean privileged() throws Exception {
+            var security = message(container(), 15);
+            return security.hasField(2) && security.getField(2).getVarintList().getFirst() == 1;
+        }
+
+        /** The hostPath of the volume mounted at {@code mountPath}, if it is one. */
+        java.util.Optional<String> hostPathAt(String mountPath) throws Exception {
+            String volume = null;
+            for (var mount : container().getField(9).getLengthDelimitedList()) {
+                var m = com.google.protobuf.UnknownFieldSet.parseFrom(mount);
+                if (strings(m, 3).equals(List.of(mountPath))) {
+                    volume = strings(m, 1).getFirst();
+                }
+            }
+            for (var bytes : spec.getField(1).getLengthDelimitedList()) {
+                var v = com.google.protobuf.UnknownFieldSet.parseFrom(bytes);
+                if (strings(v, 1).equals(List.of(volume)) && v.hasField(2)) {
+                    var source = message(v, 2);
+                    if (source.hasField(1)) {
+                        return java.util.Optional.of(strings(message(source, 1), 1).getFirst());
+                    }
+                }
+            }
+            return java.util.Optional.empty();
+        }
     }
 
     /** What the DaemonSet tells the agent, for comparison. */

@@ -133,6 +133,9 @@ class KustomizationFieldsTest {
                 e.setValue(values.get(e.getName()));
             }
         }
+        // The same variables (kustomize puts the patched ones first), and nothing else changed.
+        assertThat(env).containsExactlyInAnyOrderElementsOf(originalEnv);
+        original.getSpec().getTemplate().getSpec().getContainers().getFirst().setEnv(env);
         assertThat(daemonSet).isEqualTo(original);
         assertThat(rendered).hasSameSizeAs(plain);
     }
