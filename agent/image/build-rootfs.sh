@@ -175,8 +175,21 @@ mapfile -t digests < <(grep -o '"digest":"sha256:[0-9a-f]*"' "$work/blobs/sha256
 layers=$(printf ',"blobs/sha256/%s"' "${digests[@]:1}")
 printf '[{"Config":"blobs/sha256/%s","RepoTags":["%s"],"Layers":[%s]}]' "${digests[0]}" "$tag" "${layers#,}" \
     > "$work/manifest.json"
-tar --append -f "$archive" -C "$work" --owner=0 --group=0 --numeric-owner --mtime=@0 manifest.json
-echo "build-rootfs.sh: $(du -h "$archive" | cut -f1) in $archive, image $tag"
+
+# The image's full name in the OCI index too: Jib writes the name as given (driver-alias-agent:0.2.0),
+# which `ctr images import` keeps verbatim, while the kubelet asks containerd for the normalized one
+# (docker.io/library/driver-alias-agent:0.2.0). containerd's import takes io.containerd.image.name
+# first.
+case $tag in
+    */*) first=${tag%%/*}
+         if [[ $first == *.* || $first == *:* || $first == localhost ]]; then full=$tag; else full=docker.io/$tag; fi ;;
+    *) full=docker.io/library/$tag ;;
+esac
+sed -i "s|\"annotations\":{|\"annotations\":{\"io.containerd.image.name\":\"$full\",|" "$work/index.json"
+grep -q "\"io.containerd.image.name\":\"$full\"" "$work/index.json" || die "could not name $full in $archive's index.json"
+tar --delete -f "$archive" index.json
+tar --append -f "$archive" -C "$work" --owner=0 --group=0 --numeric-owner --mtime=@0 manifest.json index.json
+echo "build-rootfs.sh: $(du -h "$archive" | cut -f1) in $archive, image $tag ($full)"
 
 case $load in
     docker)

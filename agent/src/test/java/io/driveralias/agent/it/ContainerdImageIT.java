@@ -80,7 +80,9 @@ class ContainerdImageIT {
                 || e.equals("index.json") || e.equals("manifest.json") || e.matches("blobs/sha256/[0-9a-f]{64}"));
         Processes.check(List.of("tar", "-xf", archive.toString(), "-C", tmp.toString()));
         String index = Files.readString(tmp.resolve("index.json"));
-        assertThat(index).contains("\"org.opencontainers.image.ref.name\":\"" + AgentArchive.name() + "\"");
+        assertThat(index).contains("\"org.opencontainers.image.ref.name\":\"" + AgentArchive.name() + "\"")
+                // containerd's import takes this one as it is: the name the kubelet asks for.
+                .contains("\"io.containerd.image.name\":\"docker.io/library/" + AgentArchive.name() + "\"");
         String docker = Files.readString(tmp.resolve("manifest.json"));
         assertThat(docker).contains("\"RepoTags\":[\"" + AgentArchive.name() + "\"]");
         // The config both manifests name: the Dockerfile's entry point, root, the labels.
