@@ -187,8 +187,14 @@ case $tag in
 esac
 sed -i "s|\"annotations\":{|\"annotations\":{\"io.containerd.image.name\":\"$full\",|" "$work/index.json"
 grep -q "\"io.containerd.image.name\":\"$full\"" "$work/index.json" || die "could not name $full in $archive's index.json"
-tar --delete -f "$archive" index.json
-tar --append -f "$archive" -C "$work" --owner=0 --group=0 --numeric-owner --mtime=@0 manifest.json index.json
+# Written anew rather than edited in place (Jib's tar ends short of GNU tar's record size, which
+# `tar --delete` refuses): the layout first, then the blobs, in a fixed order.
+mkdir "$work/all"
+tar -xf "$archive" -C "$work/all"
+cp "$work/index.json" "$work/manifest.json" "$work/all/"
+tar -C "$work/all" --owner=0 --group=0 --numeric-owner --mtime=@0 --sort=name \
+    -cf "$archive.new" oci-layout index.json manifest.json blobs
+mv "$archive.new" "$archive"
 echo "build-rootfs.sh: $(du -h "$archive" | cut -f1) in $archive, image $tag ($full)"
 
 case $load in

@@ -10,6 +10,7 @@ import io.driveralias.agent.testing.ContainerdHarness;
 import io.driveralias.agent.testing.PrometheusServer;
 import io.driveralias.agent.testing.PrometheusServer.Sample;
 import io.driveralias.agent.testing.ServiceMonitorScrape;
+import io.driveralias.agent.testing.TestImages;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -95,6 +96,8 @@ class ContainerdPrometheusIT {
         AgentProcess.awaitTrue("the GPU container's aliases", LONG, () -> aliasThere(id));
         await("the containerd connection in Prometheus", "driver_alias_runtime_up{runtime=\"containerd\"} == 1");
         await("the repair in Prometheus", "driver_alias_containers_total{outcome=\"repaired\"} >= 1");
+        // Settled first: before Prometheus' first scrape of the agent, absent(up) made DriverAliasAgentDown pend.
+        AgentProcess.awaitTrue("no alert once settled", LONG, () -> activeAlerts().isEmpty());
 
         long until = System.nanoTime() + QUIET.toNanos();
         while (System.nanoTime() < until) {
@@ -117,10 +120,15 @@ class ContainerdPrometheusIT {
     @Test
     @Order(2)
     void everyDashboardQueryIsAnsweredWithSeries() {
-        // One more repaired while Prometheus watches (rates and quantiles need a change it saw), and
-        // one the agent cannot repair.
+        // One more repaired while Prometheus watches (rates and quantiles need a change it saw), one
+        // whose image has a stale libcuda.so.1 (replaced), and one the agent cannot repair.
         String repaired = gpuContainer(List.of());
         AgentProcess.awaitTrue("the second GPU container's aliases", LONG, () -> aliasThere(repaired));
+        String staleImage = containerd.image(ContainerdHarness.K8S, "prom-stale", TestImages.DEBIAN_LIB,
+                root -> Files.createSymbolicLink(root.resolve(TestImages.DEBIAN_LIB.substring(1)).resolve("libcuda.so.1"),
+                        Path.of("libcuda.so.470.57.02")), "sleep", "600");
+        gpuContainer(staleImage, List.of());
+        await("the stale alias replaced", "driver_alias_links_replaced_total{library=\"libcuda.so.1\"} >= 1");
         String readOnly = gpuContainer(List.of("--read-only"));
         await("the read-only container unrepaired", "driver_alias_container_unrepaired{container_id=\"" + readOnly + "\"} == 1");
         await("a repair in the rate window", "increase(driver_alias_containers_total{outcome=\"repaired\"}[10m]) > 0");
@@ -170,11 +178,15 @@ class ContainerdPrometheusIT {
     }
 
     private String gpuContainer(List<String> extra) {
+        return gpuContainer(containerd.debianImage(ContainerdHarness.K8S), extra);
+    }
+
+    /** A running container of {@code image} with the real driver's files bound, as a GPU runtime binds them. */
+    private String gpuContainer(String image, List<String> extra) {
         String id = "prom-" + UUID.randomUUID().toString().substring(0, 8);
         List<String> options = new ArrayList<>(CriProbes.ctrBinds());
         options.addAll(extra);
-        containers.add(containerd.ctrRun(ContainerdHarness.K8S, options, containerd.debianImage(ContainerdHarness.K8S), id,
-                "sleep", "600"));
+        containers.add(containerd.ctrRun(ContainerdHarness.K8S, options, image, id, "sleep", "600"));
         return id;
     }
 
