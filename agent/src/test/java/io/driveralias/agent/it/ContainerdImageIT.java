@@ -56,6 +56,8 @@ class ContainerdImageIT {
     private static final List<String> DEFAULT_CAPABILITIES = List.of("CHOWN", "DAC_OVERRIDE", "FSETID", "FOWNER", "MKNOD",
             "NET_RAW", "SETGID", "SETUID", "SETFCAP", "SETPCAP", "NET_BIND_SERVICE", "SYS_CHROOT", "KILL", "AUDIT_WRITE");
     private static final String LIB_DIR = RealContainers.LIB_DIR;
+    private static final List<String> ENTRYPOINT = List.of("/opt/java/bin/java", "@/opt/driver-alias-agent/jvm.options", "-jar",
+            "/opt/driver-alias-agent/driver-alias-agent.jar");
     /**
      * The host's PID namespace, as {@code ctr run --with-ns} joins it: a node's {@code /proc/1/ns/pid};
      * here the test JVM's own (the same namespace), because this machine refuses {@code /proc/1/ns}
@@ -188,7 +190,9 @@ class ContainerdImageIT {
                 .orElseThrow() + "/state", "--env", "DRIVER_ALIAS_KUBERNETES=off", "--env", "NODE_NAME=test-node",
                 "--env", "DRIVER_ALIAS_LISTEN=127.0.0.1:" + port, "--env", "DRIVER_ALIAS_RESYNC_INTERVAL=5s",
                 "--env", "DRIVER_ALIAS_HOST_LIB_DIR=" + String.join(",", TestImages.hostLibraryDirectories())));
-        List<String> args = new ArrayList<>(daemonSet.args());
+        // ctr's command replaces the image's entry point as well: the entry point, then the manifest's args.
+        List<String> args = new ArrayList<>(ENTRYPOINT);
+        args.addAll(daemonSet.args());
         assertThat(daemonSet.environmentValue("DRIVER_ALIAS_CONTAINERD_ADDRESS")).hasValue(
                 "unix:///host/run/containerd/containerd.sock");
         containerd.ctrRun(ContainerdHarness.K8S, options, image, agentId, args.toArray(String[]::new));
@@ -244,8 +248,9 @@ class ContainerdImageIT {
         Matcher runbook = CTR_LINE.matcher(RepoFiles.read("docs/runbook.md"));
         assertThat(runbook.find()).isTrue();
         assertThat(runbook.group(1).trim()).as("the runbook's line").isEqualTo(line + " <container-id>");
-        assertThat(line).endsWith(" check").contains(" docker.io/library/" + AgentArchive.name() + " ");
-        List<String> words = new ArrayList<>(List.of(line.substring(0, line.length() - " check".length()).split(" +")));
+        String image = "docker.io/library/" + AgentArchive.name();
+        assertThat(line).endsWith(" " + image + " driver-alias-check " + String.join(" ", ENTRYPOINT) + " check");
+        List<String> words = new ArrayList<>(List.of(line.split(" +")));
         assertThat(words.subList(0, 4)).containsExactly("ctr", "-n", "k8s.io", "run");
         List<String> cmd = new ArrayList<>(List.of("ctr", "-a", containerd.socket()));
         cmd.addAll(words.subList(1, 4));
@@ -253,12 +258,14 @@ class ContainerdImageIT {
         for (String dir : TestImages.hostLibraryDirectories()) {
             cmd.addAll(List.of("--mount", "type=bind,src=" + dir + ",dst=" + dir + ",options=rbind:ro"));
         }
-        for (String word : words.subList(4, words.size())) {
+        int at = words.indexOf(image);
+        for (String word : words.subList(4, at + 1)) {
             cmd.add(word.replace("src=/run/containerd/containerd.sock,", "src=" + containerd.socket() + ",")
                     .replace("pid:/proc/1/ns/pid", "pid:" + HOST_PID_NAMESPACE));
         }
-        // The container's own id, unique per run.
-        cmd.set(cmd.size() - 1, "driver-alias-check-" + UUID.randomUUID().toString().substring(0, 8));
+        // The container's own id, unique per run; then the line's command with this one in place of check.
+        cmd.add("driver-alias-check-" + UUID.randomUUID().toString().substring(0, 8));
+        cmd.addAll(words.subList(at + 2, words.size() - 1));
         cmd.add(command);
         cmd.addAll(TestImages.hostLibraryArguments());
         cmd.add(id);
