@@ -109,6 +109,8 @@ public final class Main {
                 targets.add(new ContainersCommand.Target(runtime, parts.repairer(runtime)));
             }
             return new ContainersCommand(targets, Clock.systemUTC(), out, err)
+                    .withHostDriver(new ContainersCommand.HostDriver(parts.hostFiles()::foundCount,
+                            parts.hostFiles().directories()))
                     .run(config.containerIds(), mode, checkOnly, config.json());
         } finally {
             runtimes.forEach(ContainerRuntime::close);
@@ -126,10 +128,17 @@ public final class Main {
             return ExitCodes.USAGE;
         }
         List<ContainerRuntime> runtimes = new ArrayList<>();
-        try (MicrometerRepairMetrics metrics = MicrometerRepairMetrics.withProcessMetrics();
+        try {
+            runtimes.addAll(runtimes(config));
+        } catch (ConfigException e) {
+            log.error("{}", e.getMessage());
+            return ExitCodes.USAGE;
+        }
+        // The watched runtimes first: a node without Docker exports no Docker series.
+        Set<String> watchedNames = new java.util.TreeSet<>(runtimes.stream().map(ContainerRuntime::name).toList());
+        try (MicrometerRepairMetrics metrics = MicrometerRepairMetrics.withProcessMetrics(watchedNames);
              PodEvents podEvents = PodEventsFactory.create(config.kubernetes(), config.nodeName(), metrics, clock,
                      System.getenv())) {
-            runtimes.addAll(runtimes(config));
             metrics.resyncInterval(config.resyncInterval());
             RepairParts parts = RepairParts.of(config, metrics, config.beforeStart());
             List<Agent.Watched> watched = new ArrayList<>();
@@ -197,8 +206,10 @@ public final class Main {
             PathResolver resolver = PathResolver.detect(config.forceWalkResolver());
             HostRoot host = new HostRoot(config.hostProc(), resolver);
             Optional<String> version = config.driverVersion().or(() -> hostDriverVersion(config.hostProc()));
-            HostDriverFiles hostFiles = new HostDriverFiles(host, config.hostLibraryDirectories(), version);
+            HostDriverFiles hostFiles = new HostDriverFiles(host, config.hostLibraryDirectories(), version,
+                    metrics::driverVersion);
             hostFiles.driverVersion().ifPresent(metrics::driverVersion);
+            metrics.hostDriverFiles(hostFiles::foundCount, hostFiles::unmatched);
             AliasPlanner planner = new AliasPlanner(config.devLinks());
             RootRepairer rootRepairer = new RootRepairer(new DriverLocator(new SonameCache(4096), host, hostFiles), planner,
                     loaderCache(config));
