@@ -177,15 +177,27 @@ public final class Agent implements AgentStatus, AutoCloseable {
             // start, a create has nothing to do (and a worker would only wait on a start in progress).
             return;
         }
-        Optional<Reported> previous = Optional.ofNullable(history.get(job.key()));
+        examineAndReport(job.key(), job.trigger(), job.receivedAt(), job.pid(), () -> false);
+    }
+
+    /**
+     * Examines a container (not a create) and reports what came of it, once per start.
+     * {@code answeredEarly}: asked after the examination, whether the runtime was told to go on
+     * before it ended (NRI's deadline): a late repair then says so.
+     */
+    private void examineAndReport(RepairQueue.Key jobKey, String trigger, Instant receivedAt, int pid,
+                                  java.util.function.BooleanSupplier answeredEarly) {
+        RuntimeWatch watch = runtimes.get(jobKey.runtime());
+        ContainerRepairer repairer = watch.watched.repairer();
+        String id = jobKey.containerId();
+        Optional<Reported> previous = Optional.ofNullable(history.get(jobKey));
         // A start is examined once (create and start events of one container); a reconcile
         // retries a container whose repair failed.
-        boolean retry = job.trigger().equals("reconcile")
+        boolean retry = trigger.equals("reconcile")
                 && previous.map(r -> r.outcome() == ContainerOutcome.FAILED).orElse(false);
         Optional<Examination> result;
         try {
-            result = repairer.examine(id, job.receivedAt(), RootRepairer.Mode.APPLY,
-                    previous.flatMap(Reported::startedAt), retry, job.pid());
+            result = repairer.examine(id, receivedAt, RootRepairer.Mode.APPLY, previous.flatMap(Reported::startedAt), retry, pid);
         } catch (ContainerRuntimeException e) {
             // The runtime is unreachable or failing: the reconcile after the reconnect brings it back.
             LOG.debug("container {}: {} did not answer: {}", id, watch.name(), e.getMessage());
@@ -195,6 +207,9 @@ public final class Agent implements AgentStatus, AutoCloseable {
             return;
         }
         Examination e = result.get();
+        if (e.exposure().map(x -> !x.isZero()).orElse(false) && answeredEarly.getAsBoolean()) {
+            e = e.late(io.driveralias.agent.core.LateRepairCause.NRI_TIMEOUT);
+        }
         String examinedId = e.container().id().isEmpty() ? id : e.container().id();
         RepairQueue.Key key = new RepairQueue.Key(watch.name(), examinedId);
         if ((e.outcome() == ContainerOutcome.GONE || e.outcome() == ContainerOutcome.MISSED) && previous.isPresent()
@@ -205,6 +220,55 @@ public final class Agent implements AgentStatus, AutoCloseable {
             return;
         }
         history.put(key, reporter.report(e, previous));
+    }
+
+    /**
+     * A start examined inside the runtime's own start (NRI), on the caller's thread: the container
+     * held as a worker holds it (waiting for one that does, at most until {@code deadlineNanos}),
+     * examined and reported as a worker would, so that neither path counts it twice. False when it
+     * could not be held in time: a start job is queued instead, and the runtime goes on meanwhile.
+     */
+    boolean examineInRuntimeStart(String runtime, String id, int pid, Instant receivedAt, long deadlineNanos,
+                                  java.util.function.BooleanSupplier answered) {
+        RepairQueue.Key key = new RepairQueue.Key(runtime, id);
+        try {
+            if (!queue.hold(key, deadlineNanos)) {
+                queueStart(runtime, id, pid);
+                return false;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        try {
+            examineAndReport(key, "start", receivedAt, pid, answered);
+            return true;
+        } catch (RuntimeException e) {
+            LOG.error("unexpected error examining container {} in its start", key, e);
+            return true;
+        } finally {
+            queue.release(key);
+        }
+    }
+
+    /** A start for the workers (one the runtime's start could not wait for). */
+    void queueStart(String runtime, String id, int pid) {
+        if (queue.offer(new RepairQueue.Job(new RepairQueue.Key(runtime, id), clock.instant(), "start", pid))
+                == RepairQueue.Offer.FULL) {
+            metrics.queueRefused(1);
+        }
+    }
+
+    /** Queues the containers of one runtime never reported (after NRI's Synchronize). */
+    void reconcile(String runtime) {
+        RuntimeWatch watch = runtimes.get(runtime);
+        if (watch != null) {
+            reconciler.execute(() -> watch.reconcile(false));
+        }
+    }
+
+    RepairMetrics metrics() {
+        return metrics;
     }
 
     @Override

@@ -199,6 +199,39 @@ final class RepairQueue {
         }
     }
 
+    /**
+     * Holds a container for a start examined outside the workers (inside the runtime's own start,
+     * NRI): waits while a worker holds it, at most until {@code deadlineNanos} ({@link System#nanoTime()}).
+     * True when held: {@link #release} it. Work waiting for it stays queued and runs after.
+     */
+    boolean hold(Key key, long deadlineNanos) throws InterruptedException {
+        lock.lock();
+        try {
+            while (inFlight.containsKey(key)) {
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0 || closed) {
+                    return false;
+                }
+                changed.awaitNanos(left);
+            }
+            inFlight.put(key, true);
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The end of a {@link #hold}. */
+    void release(Key key) {
+        lock.lock();
+        try {
+            inFlight.remove(key);
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
     /** Whether a worker holds a container now. */
     boolean busy() {
         lock.lock();
