@@ -191,8 +191,8 @@ class HostileDescriptionsIT {
                 f.get();
             }
             neighbours.shutdown();
-            int besideHostile = atFirstInstruction(real, gpu);
-            int besideStorm = atFirstInstruction(real, duringStorm);
+            int besideHostile = atFirstInstruction(real, gpu, agent);
+            int besideStorm = atFirstInstruction(real, duringStorm, agent);
             System.out.printf("[hostile-descriptions] Docker: beside 8 creates of a 3.9 MB environment, GPU containers with the"
                     + " driver at their first instruction %d of %d; during 60 creates of 2 MB from 4 loops, %d of %d%n",
                     besideHostile, gpu.size(), besideStorm, duringStorm.size());
@@ -209,15 +209,15 @@ class HostileDescriptionsIT {
         }
     }
 
-    private static int atFirstInstruction(RealContainers real, List<String> ids) {
+    private static int atFirstInstruction(RealContainers real, List<String> ids, AgentProcess agent) {
         int ok = 0;
         for (String id : ids) {
             String out = real.firstInstructions(id);
             if (CriProbes.cached(out) && CriProbes.loads(out)) {
                 ok++;
             } else {
-                System.out.printf("[hostile-descriptions] not at the first instruction: %s printed %s%n", id.substring(0, 12),
-                        out.replace('\n', ' '));
+                System.out.printf("[hostile-descriptions] not at the first instruction: %s printed %s; the agent: %s%n",
+                        id.substring(0, 12), out.replace('\n', ' '), String.join(" | ", agent.logLines(id.substring(0, 12))));
             }
         }
         return ok;
