@@ -162,6 +162,18 @@ public final class ContainerdRuntime implements ContainerRuntime {
         return info;
     }
 
+    @Override
+    public ContainerInfo describeCreated(String id) throws ContainerRuntimeException {
+        if (!EventDecoder.isContainerId(id)) {
+            throw new ContainerRuntimeException("not a containerd container id: " + Printable.of(id));
+        }
+        ContainerRecord container = record(id).orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(id));
+        ContainerInfo info = ContainerInfoMapper.map(container, Optional.empty(), Optional.empty(), snapshot(container),
+                criHandler(container, records), mapping);
+        described.put(id, info);
+        return info;
+    }
+
     /**
      * From the description made at its creation, with the process a {@code /tasks/create} event
      * named: the record, the spec and the snapshot do not change once a container exists, and

@@ -165,6 +165,28 @@ public final class ContainerRepairer {
                 : "no GPU request (nothing written)");
     }
 
+    /**
+     * A created container described as such ({@link ContainerRuntime#describeCreated}) and, if it
+     * asks for a GPU, its aliases before its start. True when that was all there was to do; false
+     * when it must be examined as usual (it started meanwhile, or could not be described).
+     */
+    public boolean seedCreated(String id, Instant receivedAt) {
+        if (!createWork.enabled()) {
+            return false;
+        }
+        ContainerInfo info;
+        try {
+            info = runtime.describeCreated(id);
+        } catch (ContainerRuntimeException e) {
+            return false;
+        }
+        if (info.running() || info.startedAt().isPresent()) {
+            return false;
+        }
+        createWork.seedBeforeStart(info, receivedAt);
+        return true;
+    }
+
     /** See {@link CreateWork#seedWhileStarting}. */
     public boolean seedWhileStarting(String id, Instant receivedAt) {
         return createWork.seedWhileStarting(id, receivedAt);
