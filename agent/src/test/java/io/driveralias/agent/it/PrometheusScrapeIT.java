@@ -263,6 +263,7 @@ class PrometheusScrapeIT {
         // The pod's sandbox: out of scope. It gets the driver files too, so that repairing it by
         // mistake would show as one repair too many.
         sandboxId = containers.start(IMAGE, DEBIAN_LIB,
+                "--name", "k8s_POD_" + POD_NAME + "_" + POD_NAMESPACE + "_" + uid + "_0",
                 "--label", "io.kubernetes.docker.type=podsandbox",
                 "--label", "io.kubernetes.pod.namespace=" + POD_NAMESPACE,
                 "--label", "io.kubernetes.pod.name=" + POD_NAME,
