@@ -313,7 +313,8 @@ class PrometheusScrapeIT {
                 .isEqualTo(Map.of("libcuda.so.1", 1.0));
         Map<String, Double> failures = byLabel("driver_alias_repair_failures_total", "reason");
         assertThat(failures).as("every reason from the start")
-                .containsOnlyKeys("unsafe_path", "conflict", "read_only", "permission", "container_gone", "docker_error", "io");
+                .containsOnlyKeys(java.util.Arrays.stream(io.driveralias.agent.core.FailureReason.values())
+                        .map(io.driveralias.agent.core.FailureReason::label).toList());
         assertThat(failures.get("read_only")).isGreaterThanOrEqualTo(1);
         failures.forEach((reason, n) -> {
             if (!reason.equals("read_only")) {
