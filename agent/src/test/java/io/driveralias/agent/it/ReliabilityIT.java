@@ -191,7 +191,7 @@ class ReliabilityIT {
 
             assertThat(count(agent, "driver_alias_containers_total", "outcome=\"failed\"")).as(agent.log()).isZero();
             List<String> missedLines = agent.logLines("ran without its aliases");
-            int lacked = 0;
+            List<String> lackedIds = new ArrayList<>();
             int claimedBefore = 0;
             for (String id : exiting) {
                 String shortId = id.substring(0, 12);
@@ -199,7 +199,9 @@ class ReliabilityIT {
                 boolean missed = missedLines.stream().anyMatch(l -> l.contains(shortId));
                 boolean before = agent.logLines("repaired container " + shortId).stream()
                         .anyMatch(l -> l.contains("before start"));
-                lacked += saw.equals("lacked") ? 1 : 0;
+                if (saw.equals("lacked")) {
+                    lackedIds.add(shortId);
+                }
                 claimedBefore += before ? 1 : 0;
                 assertThat(saw).as(shortId + " printed what it found").isIn("had", "lacked");
                 if (missed) {
@@ -209,7 +211,11 @@ class ReliabilityIT {
                     assertThat(saw).as(shortId + " said repaired before start\n" + agent.log()).isEqualTo("had");
                 }
             }
-            // Every failure counted is one of those misses; every WARN says one of them.
+            // A miss said is one of those containers that lacked them (a crash loop's restart is none);
+            // every failure counted is one of those misses; every WARN says one of them.
+            assertThat(missedLines).as("misses said of containers that lacked their aliases").allMatch(l -> lackedIds
+                    .stream().anyMatch(l::contains));
+            int lacked = lackedIds.size();
             assertThat(count(agent, "driver_alias_repair_failures_total", "")).as(agent.log())
                     .isEqualTo(count(agent, "driver_alias_repair_failures_total", "reason=\"container_gone\""))
                     .isEqualTo(missedLines.size());
