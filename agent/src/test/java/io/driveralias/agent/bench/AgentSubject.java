@@ -140,6 +140,22 @@ final class AgentSubject implements Subject {
         return process.pid();
     }
 
+    /**
+     * Where its resident memory is (proc(5): anonymous, file-backed, shared) and its thread count;
+     * with {@code -XX:NativeMemoryTracking} in its options, the JVM's own summary follows.
+     */
+    String memory() {
+        StringBuilder b = new StringBuilder(String.format("anonymous %.1f MiB, file-backed %.1f MiB, shared %.1f MiB; %d threads",
+                ProcStat.statusKiB(process.pid(), "RssAnon") / 1024.0, ProcStat.statusKiB(process.pid(), "RssFile") / 1024.0,
+                ProcStat.statusKiB(process.pid(), "RssShmem") / 1024.0, (long) ProcStat.statusKiB(process.pid(), "Threads")));
+        if (jvmOptions.stream().anyMatch(o -> o.startsWith("-XX:NativeMemoryTracking="))) {
+            Path jcmd = Path.of(AgentProcess.java()).resolveSibling("jcmd");
+            b.append('\n').append(io.driveralias.agent.testing.Processes.run(List.of(jcmd.toString(), String.valueOf(process.pid()),
+                    "VM.native_memory", "summary", "scale=KB"), 30).output());
+        }
+        return b.toString();
+    }
+
     @Override
     public void close() {
         if (process != null) {

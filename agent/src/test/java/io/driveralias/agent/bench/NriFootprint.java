@@ -15,7 +15,7 @@ import java.util.TreeMap;
  * other, each given the same workload on the same Docker and containerd, no load beside it. Warm-up
  * ({@code warmupDocker} {@code docker run}, {@code warmupPods} CRI pods), then, each measured alone,
  * {@code containers} {@code docker run} one after another, as many GPU pods through the CRI, as
- * many ordinary pods; RSS five seconds after the last. Each phase's CPU runs from its first start
+ * many ordinary pods, twice as many pod sandboxes alone; RSS five seconds after the last. Each phase's CPU runs from its first start
  * to a second after its last container's probe reported; removals fall in no phase. The Docker
  * phase is the Docker path's figure, in the same process as the NRI path's.
  */
@@ -26,6 +26,7 @@ final class NriFootprint {
     static final String DOCKER_RUN = "docker run";
     static final String GPU_POD = "CRI GPU pod";
     static final String PLAIN_POD = "CRI pod, no GPU";
+    static final String SANDBOX = "CRI sandbox alone";
 
     record Settings(int warmupDocker, int warmupPods, int containers) {
         static Settings fromSystemProperties() {
@@ -42,7 +43,8 @@ final class NriFootprint {
         }
     }
 
-    record Subject(String name, List<Phase> phases, double peakRssMiB, double steadyRssMiB, int containers) {
+    /** {@code memory}: where the steady RSS is ({@link AgentSubject#memory()}). */
+    record Subject(String name, List<Phase> phases, double peakRssMiB, double steadyRssMiB, int containers, String memory) {
         Phase phase(String phase) {
             return phases.stream().filter(p -> p.name().equals(phase)).findFirst().orElseThrow();
         }
@@ -101,8 +103,11 @@ final class NriFootprint {
             }, docker::remove));
             phases.add(podPhase(GPU_POD, agent, count -> gpuOrNot(pods, count, true), pods, n));
             phases.add(podPhase(PLAIN_POD, agent, count -> gpuOrNot(pods, count, false), pods, n));
+            // A pod's sandbox alone, twice as many (each costs less): what the pods' figures above include of it.
+            phases.add(phase(SANDBOX, agent, false, () -> pods.sandboxes(2 * n), pods::removePods));
             Thread.sleep(5000);
-            return new Subject(name, phases, agent.peakRssMiB(), agent.rssMiB(), settings.warmupDocker() + settings.warmupPods() + 3 * n);
+            return new Subject(name, phases, agent.peakRssMiB(), agent.rssMiB(), settings.warmupDocker() + settings.warmupPods() + 3 * n,
+                    agent.memory());
         }
     }
 

@@ -19,8 +19,8 @@ import org.junit.jupiter.api.Test;
  * default those of the DaemonSet) -Dbench.agentJvmExtra="..." (added to them). The phases beside Docker's:
  * -Dbench.docker=false leaves Docker's subjects out; -Dbench.containerd=true adds the containerd event path
  * ({@link ContainerdBenchmark}); -Dbench.nri=true what the agent adds to a pod's start as containerd's NRI plugin
- * ({@link NriStartTimes}) and its CPU and RSS watching Docker, containerd and NRI ({@link NriFootprint},
- * -Dbench.nri.footprint=false leaves it out); -Dbench.containerdBursts=true bursts of pods on containerd's
+ * ({@link NriStartTimes}, -Dbench.nri.startTimes=false leaves it out) and its CPU and RSS watching Docker,
+ * containerd and NRI ({@link NriFootprint}, -Dbench.nri.footprint=false leaves it out); -Dbench.containerdBursts=true bursts of pods on containerd's
  * event path and through NRI ({@link ContainerdBursts}). Their settings are in those classes.
  */
 public class RepairBenchmark {
@@ -61,7 +61,9 @@ public class RepairBenchmark {
         }
         if (Boolean.getBoolean("bench.nri")) {
             NriStartTimes.Settings nri = NriStartTimes.Settings.fromSystemProperties();
-            report += "\n" + NriReport.startTimes(NriStartTimes.run(nri, jvmOptions));
+            if (Boolean.parseBoolean(System.getProperty("bench.nri.startTimes", "true"))) {
+                report += "\n" + NriReport.startTimes(NriStartTimes.run(nri, jvmOptions));
+            }
             if (Boolean.parseBoolean(System.getProperty("bench.nri.footprint", "true"))) {
                 ContainerdHarness containerd = ContainerdHarness.of(nri.release());
                 report += "\n" + NriReport.footprint(NriFootprint.run(NriFootprint.Settings.fromSystemProperties(), DockerHarness.get(),
