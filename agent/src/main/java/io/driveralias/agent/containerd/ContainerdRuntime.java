@@ -152,13 +152,25 @@ public final class ContainerdRuntime implements ContainerRuntime {
         long recorded = System.nanoTime();
         Optional<Process> task = task(id);
         Optional<Instant> started = task.filter(ContainerInfoMapper::processExists).flatMap(t -> startTimes.of(t.getPid()));
-        ContainerInfo info = ContainerInfoMapper.map(container, task, started, snapshot(container), criHandler(container),
+        ContainerInfo info = ContainerInfoMapper.map(container, task, started, snapshot(container), criHandler(container, records),
                 mapping);
         long took = System.nanoTime() - begun;
         if (took > SLOW_DESCRIPTION && LOG.isDebugEnabled()) {
             LOG.debug("container {}: described in {} ms (its record {} ms)", id, took / 1_000_000, (recorded - begun) / 1_000_000);
         }
         described.put(id, info.toBuilder().running(false).pid(0).startedAt(Optional.empty()).build());
+        return info;
+    }
+
+    @Override
+    public ContainerInfo describeCreated(String id) throws ContainerRuntimeException {
+        if (!EventDecoder.isContainerId(id)) {
+            throw new ContainerRuntimeException("not a containerd container id: " + Printable.of(id));
+        }
+        ContainerRecord container = record(id).orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(id));
+        ContainerInfo info = ContainerInfoMapper.map(container, Optional.empty(), Optional.empty(), snapshot(container),
+                criHandler(container, records), mapping);
+        described.put(id, info);
         return info;
     }
 
@@ -179,7 +191,7 @@ public final class ContainerdRuntime implements ContainerRuntime {
             // of them, and its process as the event named it; the caller checks the process is its.
             ContainerRecord container = record(id, starts).orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(id));
             known = ContainerInfoMapper.map(container, Optional.empty(), Optional.empty(), snapshot(container),
-                    criHandler(container), mapping);
+                    criHandler(container, starts), mapping);
             described.put(id, known);
         }
         ContainerInfo base = known;
@@ -251,7 +263,7 @@ public final class ContainerdRuntime implements ContainerRuntime {
      * sandbox: one more lookup per pod, not per container. Only for containers the CRI made, and
      * only from the sandbox the CRI's own annotation names.
      */
-    private Optional<String> criHandler(ContainerRecord container) throws ContainerRuntimeException {
+    private Optional<String> criHandler(ContainerRecord container, Semaphore permits) throws ContainerRuntimeException {
         if (container.cri() == ContainerRecord.CriKind.SANDBOX) {
             return container.sandboxHandler();
         }
@@ -265,7 +277,7 @@ public final class ContainerdRuntime implements ContainerRuntime {
                 return known;
             }
         }
-        Optional<String> handler = record(sandboxId).filter(r -> r.cri() == ContainerRecord.CriKind.SANDBOX)
+        Optional<String> handler = record(sandboxId, permits).filter(r -> r.cri() == ContainerRecord.CriKind.SANDBOX)
                 .flatMap(ContainerRecord::sandboxHandler);
         synchronized (handlers) {
             handlers.put(sandboxId, handler);

@@ -169,8 +169,8 @@ public final class Agent implements AgentStatus, AutoCloseable {
         RuntimeWatch watch = runtimes.get(job.key().runtime());
         ContainerRepairer repairer = watch.watched.repairer();
         String id = job.key().containerId();
-        if (job.trigger().equals("create")
-                && (!repairer.seedsBeforeStart() || repairer.seedWhileStarting(id, job.receivedAt()))) {
+        if (job.trigger().equals("create") && (!repairer.seedsBeforeStart() || repairer.seedWhileStarting(id, job.receivedAt())
+                || repairer.seedCreated(id, job.receivedAt()))) {
             // Nothing to report before the start; its start job verifies. Without repair before
             // start, a create has nothing to do (and a worker would only wait on a start in progress).
             return;

@@ -40,6 +40,16 @@ public interface ContainerRuntime extends AutoCloseable {
     ContainerInfo describe(String id) throws ContainerRuntimeException;
 
     /**
+     * A container a create event just named, described as a container without a process (its
+     * task, if it already has one, is the start path's to find): one round trip fewer where the
+     * runtime keeps the process apart (containerd), so that a start that follows its create
+     * within milliseconds ({@code ctr run}) finds the create's work done.
+     */
+    default ContainerInfo describeCreated(String id) throws ContainerRuntimeException {
+        return describe(id);
+    }
+
+    /**
      * The container whose process an event just named ({@link Event#pid()}), described as fast as
      * the adapter can: from the description kept since the container's creation (no round trip:
      * its process runs its first instruction moments after), else ahead of any other work. The
