@@ -51,7 +51,8 @@ final class NriReport {
                 r.loadAfter()));
         for (boolean gpu : List.of(true, false)) {
             double target = gpu ? GPU_TARGET_MS : PLAIN_TARGET_MS;
-            b.append(String.format("  %s (n = %d agent, %d at once), p50 / p99 ms:   agent            at once          added%n",
+            b.append(String.format("  %s (n = %d agent, %d at once), p50 / p95 / p99 ms:  agent                   at once"
+                            + "                 added%n",
                     gpu ? "GPU pods" : "ordinary pods", count(r, NriStartTimes.AGENT, gpu), count(r, NriStartTimes.AT_ONCE, gpu)));
             part(b, r, gpu, "CRI CreateContainer", NriStartTimes.Sample::createContainerMs, Double.NaN);
             part(b, r, gpu, "CRI StartContainer", NriStartTimes.Sample::criMs, target);
@@ -64,6 +65,8 @@ final class NriReport {
         b.append(String.format("  GPU pods with their aliases at the first instruction (agent's blocks): %d of %d%n", present, gpuAgent));
         b.append(String.format("  the agent's own time for a GPU pod (its log: the handler's entry to verified, whole ms): %s%n",
                 Stats.of(r.agentRepairMs()).row("ms")));
+        b.append(String.format("  the agent's RSS at the end of each of its blocks (peak / then, MiB): %s%n", r.rss().stream()
+                .map(x -> String.format("%.1f / %.1f", x.peakMiB(), x.endMiB())).collect(java.util.stream.Collectors.joining("; "))));
         b.append("  the agent's CPU beside the busy loops: ").append(cpu(r.gpuCpu().seconds(), r.gpuCpu().pods(), "GPU pod"))
                 .append('\n');
         byThread(b, r.gpuCpu().byThreadMs());
@@ -73,14 +76,14 @@ final class NriReport {
         return b.toString();
     }
 
-    /** One row: the part's p50 / p99 for the agent and at once, the difference, and the verdict on p99 where {@code target} is a number. */
+    /** One row: the part's p50 / p95 / p99 for the agent and at once, the differences, and the verdict on p99 where {@code target} is a number. */
     private static void part(StringBuilder b, NriStartTimes.Result r, boolean gpu, String name, ToDoubleFunction<NriStartTimes.Sample> f,
                              double target) {
         Stats agent = stats(r.samples(), NriStartTimes.AGENT, gpu, f);
         Stats once = stats(r.samples(), NriStartTimes.AT_ONCE, gpu, f);
         double addedP99 = agent.p99() - once.p99();
-        b.append(String.format("    %-40s %6.1f / %6.1f  %6.1f / %6.1f  %6.2f / %6.2f%s%n", name, agent.p50(), agent.p99(), once.p50(),
-                once.p99(), agent.p50() - once.p50(), addedP99,
+        b.append(String.format("    %-40s %6.1f / %6.1f / %6.1f  %6.1f / %6.1f / %6.1f  %6.2f / %6.2f / %6.2f%s%n", name, agent.p50(),
+                agent.p95(), agent.p99(), once.p50(), once.p95(), once.p99(), agent.p50() - once.p50(), agent.p95() - once.p95(), addedP99,
                 Double.isNaN(target) ? "" : String.format("  (p99 target <= %.0f ms: %s)", target, verdict(addedP99 <= target))));
     }
 

@@ -28,7 +28,7 @@ class NriReportTest {
         all.addAll(samples(NriStartTimes.AT_ONCE, false, 2, 10));
         NriStartTimes.Cpu cpu = new NriStartTimes.Cpu(1.5, 10, Map.of("repair-", 100.0));
         return new NriStartTimes.Result(new NriStartTimes.Settings(ContainerdVersion.V2_1, 1, 10, 0, 0), "2.1.9", all, cpu,
-                new NriStartTimes.Cpu(0.4, 10, Map.of()), List.of(5.0), "1 1 1", "2 2 2");
+                new NriStartTimes.Cpu(0.4, 10, Map.of()), List.of(5.0), List.of(new NriStartTimes.Rss(90, 85)), "1 1 1", "2 2 2");
     }
 
     @Test
@@ -36,10 +36,11 @@ class NriReportTest {
         String report = NriReport.startTimes(result(12, 2.5));
 
         assertThat(report).contains("held (index 10's answer to 90's call)").containsPattern(
-                "held \\(index 10's answer to 90's call\\)\\s+12\\.0 /   12\\.0     2\\.0 /    2\\.0   10\\.00 /  10\\.00"
-                        + "  \\(p99 target <= 20 ms: met\\)");
-        assertThat(report).containsPattern("held \\(index 10's answer to 90's call\\)\\s+2\\.5 /    2\\.5     2\\.0 /    2\\.0"
-                + "    0\\.50 /   0\\.50  \\(p99 target <= 1 ms: met\\)");
+                "held \\(index 10's answer to 90's call\\)\\s+12\\.0 /\\s+12\\.0 /\\s+12\\.0\\s+2\\.0 /\\s+2\\.0 /\\s+2\\.0"
+                        + "\\s+10\\.00 /\\s+10\\.00 /\\s+10\\.00  \\(p99 target <= 20 ms: met\\)");
+        assertThat(report).containsPattern("held \\(index 10's answer to 90's call\\)\\s+2\\.5 /\\s+2\\.5 /\\s+2\\.5\\s+2\\.0 /\\s+2\\.0 /"
+                + "\\s+2\\.0\\s+0\\.50 /\\s+0\\.50 /\\s+0\\.50  \\(p99 target <= 1 ms: met\\)");
+        assertThat(report).contains("the agent's RSS at the end of each of its blocks (peak / then, MiB): 90.0 / 85.0");
         assertThat(NriReport.startTimes(result(25, 3.5))).contains("p99 target <= 20 ms: MISSED").contains("p99 target <= 1 ms: MISSED");
     }
 

@@ -58,8 +58,12 @@ final class NriStartTimes {
         }
     }
 
+    /** {@code rss}: the agent's RSS, peak and at the end, of each of its blocks (MiB). */
     record Result(Settings settings, String version, List<Sample> samples, Cpu gpuCpu, Cpu plainCpu, List<Double> agentRepairMs,
-                  String loadBefore, String loadAfter) {
+                  List<Rss> rss, String loadBefore, String loadAfter) {
+    }
+
+    record Rss(double peakMiB, double endMiB) {
     }
 
     private final Settings settings;
@@ -70,6 +74,7 @@ final class NriStartTimes {
     private final StartStamps after = new StartStamps();
     private final List<Sample> samples = new ArrayList<>();
     private final List<Double> repairMs = new ArrayList<>();
+    private final List<Rss> rss = new ArrayList<>();
     private final CpuCount gpuCpu = new CpuCount();
     private final CpuCount plainCpu = new CpuCount();
 
@@ -102,7 +107,7 @@ final class NriStartTimes {
             }
         }
         return new Result(settings, containerd.version(), List.copyOf(samples), gpuCpu.result(), plainCpu.result(),
-                List.copyOf(repairMs), loadBefore, RepairBenchmark.loadAverage());
+                List.copyOf(repairMs), List.copyOf(rss), loadBefore, RepairBenchmark.loadAverage());
     }
 
     private void block(boolean agent) throws Exception {
@@ -114,6 +119,7 @@ final class NriStartTimes {
                 List<String> measured = measure(AGENT, subject);
                 Map<String, Double> repaired = subject.repairMillis();
                 measured.stream().map(id -> repaired.get(id.substring(0, 12))).filter(java.util.Objects::nonNull).forEach(repairMs::add);
+                rss.add(new Rss(subject.peakRssMiB(), subject.rssMiB()));
             }
         } else {
             try (IndexedNriPlugin atOnce = IndexedNriPlugin.connect(containerd.nriSocket(), "bench-at-once", "50", new StartStamps(),
