@@ -67,11 +67,12 @@ final class NriReport {
                 Stats.of(r.agentRepairMs()).row("ms")));
         b.append(String.format("  the agent's RSS at the end of each of its blocks (peak / then, MiB): %s%n", r.rss().stream()
                 .map(x -> String.format("%.1f / %.1f", x.peakMiB(), x.endMiB())).collect(java.util.stream.Collectors.joining("; "))));
-        b.append("  the agent's CPU beside the busy loops: ").append(cpu(r.gpuCpu().seconds(), r.gpuCpu().pods(), "GPU pod"))
+        String beside = s.hogNice() >= 0 ? "beside the busy loops" : "no load beside";
+        b.append("  the agent's CPU, ").append(beside).append(": ").append(cpu(r.gpuCpu().seconds(), r.gpuCpu().pods(), "GPU pod"))
                 .append('\n');
         byThread(b, r.gpuCpu().byThreadMs());
-        b.append("  the agent's CPU beside the busy loops: ").append(cpu(r.plainCpu().seconds(), r.plainCpu().pods(), "ordinary pod"))
-                .append('\n');
+        b.append("  the agent's CPU, ").append(beside).append(": ").append(cpu(r.plainCpu().seconds(), r.plainCpu().pods(),
+                "ordinary pod")).append('\n');
         byThread(b, r.plainCpu().byThreadMs());
         return b.toString();
     }
