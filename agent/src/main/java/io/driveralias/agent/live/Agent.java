@@ -212,9 +212,12 @@ public final class Agent implements AgentStatus, AutoCloseable {
         RepairQueue.Key key = new RepairQueue.Key(watch.name(), examinedId);
         boolean ended = e.outcome() == ContainerOutcome.GONE || e.outcome() == ContainerOutcome.MISSED;
         if (ended && previous.isPresent() && (e.startedAt().isEmpty() || e.startedAt().equals(previous.get().startedAt()))) {
-            // The start already reported has ended: nothing new to count, nothing to retry.
+            // The start already reported has ended: nothing new to count, nothing to retry. A start
+            // that was repaired stays so: its aliases outlive it in the container's writable layer.
             metrics.resolved(examinedId);
-            history.put(key, new Reported(previous.get().startedAt(), ContainerOutcome.GONE, e.detail()));
+            ContainerOutcome kept = previous.get().outcome() == ContainerOutcome.REPAIRED ? ContainerOutcome.REPAIRED
+                    : ContainerOutcome.GONE;
+            history.put(key, new Reported(previous.get().startedAt(), kept, e.detail()));
             return;
         }
         if (ended && previous.map(r -> r.outcome() == ContainerOutcome.REPAIRED).orElse(false)) {

@@ -322,7 +322,8 @@ class PrometheusScrapeIT {
             }
         });
         assertThat(byLabel("driver_alias_containers_total", "outcome")).as("every outcome from the start")
-                .containsOnlyKeys("repaired", "healthy", "no_driver", "excluded", "failed", "gone");
+                .containsOnlyKeys(java.util.Arrays.stream(io.driveralias.agent.core.ContainerOutcome.values())
+                        .map(io.driveralias.agent.core.ContainerOutcome::label).toList());
 
         assertThat(value("driver_alias_unrepaired_containers")).isEqualTo(1);
         assertThat(value("count(driver_alias_container_unrepaired)")).isEqualTo(1);
