@@ -1,6 +1,7 @@
 package io.driveralias.agent.http;
 
 import io.driveralias.agent.metrics.PrometheusScrape;
+import io.driveralias.agent.webconfig.BasicAuth;
 import io.driveralias.agent.webconfig.ServerTls;
 import io.driveralias.agent.webconfig.WebSecurity;
 import java.io.Closeable;
@@ -9,7 +10,6 @@ import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Optional;
@@ -41,7 +41,20 @@ import org.slf4j.LoggerFactory;
 public final class AgentHttpServer implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(AgentHttpServer.class);
-    private static final int BACKLOG = 128;
+    /**
+     * Connections the kernel holds until they are accepted (capped by {@code net.core.somaxconn},
+     * 4096 by default since Linux 5.4). More than the connections a flood can have in flight
+     * ({@link Limits#maxConnections} and the evicted ones reconnecting): with 128, 1,024
+     * connections looping on connect filled it, and the kernel dropped the probe's SYN, which a
+     * client resends only after a second.
+     */
+    private static final int BACKLOG = 4096;
+    /**
+     * A TLS handshake, the wait for its address's turn included: a client on a busy node
+     * handshakes in well under a second; one that stalls after its ClientHello holds a turn of
+     * its address this long at most.
+     */
+    static final Duration HANDSHAKE_DEADLINE = Duration.ofSeconds(5);
     /** Scrapes render the whole registry; a burst of them must not take every CPU. */
     private static final int CONCURRENT_RENDERS = 2;
     /** A TLS record header and the start of a ClientHello; the rest is read by the TLS socket. */
@@ -68,8 +81,11 @@ public final class AgentHttpServer implements AutoCloseable {
     private final Limits limits;
     private final WebSecurity security;
     private final ConnectionSlots slots;
+    private final HandshakeTurns handshakes = new HandshakeTurns();
     private final Semaphore renders = new Semaphore(CONCURRENT_RENDERS);
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+    /** Connection threads alive: the held slots and the evicted ones still ending, half as many again. */
+    private final Semaphore threads;
     private final ScheduledThreadPoolExecutor deadlines;
 
     /**
@@ -97,6 +113,7 @@ public final class AgentHttpServer implements AutoCloseable {
         this.limits = limits;
         this.security = security;
         this.slots = new ConnectionSlots(limits.maxConnections(), limits.maxPerClient());
+        this.threads = new Semaphore(limits.maxConnections() + limits.maxConnections() / 2);
         this.listener = new ServerSocket();
         try {
             listener.setReuseAddress(true);
@@ -142,32 +159,54 @@ public final class AgentHttpServer implements AutoCloseable {
 
     private void acceptLoop() {
         while (!listener.isClosed()) {
+            // An evicted connection's thread ends when it next runs; under a flood that evicts as
+            // fast as it connects, those could pile up faster than two cores run them. Past the
+            // bound, the next connection waits in the kernel's queue (FIFO) until some ended.
+            threads.acquireUninterruptibly();
             Socket socket;
             try {
                 socket = listener.accept();
             } catch (IOException e) {
+                threads.release();
                 if (!listener.isClosed()) {
                     log.warn("accept failed: {}", e.toString());
                     pause(); // e.g. out of file descriptors: do not spin
                 }
                 continue;
             }
-            ConnectionSlots.Slot slot = slots.admit(socket.getInetAddress(), socket);
+            try {
+                socket.setTcpNoDelay(true); // an answer's head and body go out at once, not 40 ms apart (Nagle, delayed ACK)
+            } catch (IOException e) {
+                threads.release();
+                closeQuietly(socket);
+                continue;
+            }
+            Connection connection = new Connection(socket);
+            ConnectionSlots.Slot slot = slots.admit(socket.getInetAddress(), connection);
             if (slot == null) {
                 // Every slot it could take is being answered: those end within the exchange deadline.
+                threads.release();
                 closeQuietly(socket);
                 continue;
             }
             open.add(socket);
-            Thread.ofVirtual().name("http-conn").start(() -> serve(socket, slot));
+            Thread.ofVirtual().name("http-conn").start(() -> {
+                try {
+                    serve(connection, slot);
+                } finally {
+                    threads.release();
+                }
+            });
         }
     }
 
-    private void serve(Socket raw, ConnectionSlots.Slot slot) {
+    private void serve(Connection connection, ConnectionSlots.Slot slot) {
+        Socket raw = connection.socket();
         ScheduledFuture<?> cut = null;
         try (raw) { // closing the plain socket ends a TLS one on it too, without waiting on the peer
             cut = deadlines.schedule(() -> closeQuietly(raw), limits.exchangeDeadline().toMillis(), TimeUnit.MILLISECONDS);
-            long deadline = System.nanoTime() + limits.headerDeadline().toNanos();
+            long accepted = System.nanoTime();
+            long deadline = accepted + limits.headerDeadline().toNanos();
             WebSecurity.Snapshot web = security.current();
             Optional<ServerTls> tls = web.tls();
             Socket socket = raw;
@@ -178,8 +217,8 @@ public final class AgentHttpServer implements AutoCloseable {
                 if (first == null) {
                     return;
                 }
-                SSLSocket ssl = tls.get().wrap(raw, first);
-                if (!handshake(ssl, slots.handshakes(slot), deadline)) {
+                SSLSocket ssl = handshake(connection, tls.get(), first, Math.min(deadline, accepted + HANDSHAKE_DEADLINE.toNanos()));
+                if (ssl == null) {
                     return;
                 }
                 socket = ssl;
@@ -193,10 +232,20 @@ public final class AgentHttpServer implements AutoCloseable {
                 log.debug("connection from {} refused: its certificate names none of client_allowed_sans", raw.getRemoteSocketAddress());
                 return;
             }
+            HttpExchange.Request request = HttpExchange.Request.parse(head);
+            BasicAuth.Verdict verdict = BasicAuth.Verdict.ALLOWED;
+            if (request != null && web.authenticates(request.path())) {
+                // Still evictable while its credentials are checked: a flood of guesses waiting
+                // for bcrypt holds no slot that a probe needs.
+                verdict = checkCredentials(connection, web, request.header("authorization"));
+                if (verdict == null) {
+                    return;
+                }
+            }
             if (!slots.answering(slot)) {
                 return;
             }
-            respond(exchange, slot, head);
+            respond(exchange, slot, request, verdict);
             slots.answered(slot);
             exchange.linger();
         } catch (IOException | RuntimeException e) {
@@ -210,27 +259,53 @@ public final class AgentHttpServer implements AutoCloseable {
         }
     }
 
-    /** The TLS handshake, within the head's deadline and the address's handshake permits; false if it did not happen. */
-    private static boolean handshake(SSLSocket ssl, Semaphore permits, long deadline) throws IOException {
-        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-        try {
-            if (left <= 0 || !permits.tryAcquire(left, TimeUnit.MILLISECONDS)) {
-                return false;
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
+    /** The password check, in the client's turn (bounded per address and in total); null if the connection was evicted meanwhile. */
+    private BasicAuth.Verdict checkCredentials(Connection connection, WebSecurity.Snapshot web, String authorization) {
+        if (!connection.waiting()) {
+            return null;
         }
         try {
-            left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            return security.authorize(web, authorization, connection.socket().getInetAddress());
+        } catch (InterruptedException evicted) {
+            return null;
+        } finally {
+            connection.doneWaiting();
+        }
+    }
+
+    /**
+     * The TLS handshake over the connection whose first bytes were {@code first}, in a turn of
+     * its address ({@link HandshakeTurns}) and within {@code deadline} (its own, shorter than the
+     * head's), the wait for the turn included; null if it did not happen. The TLS state (record
+     * buffers, handshake context) is made only in that turn: connections waiting for it cost
+     * their first bytes and no more.
+     */
+    private SSLSocket handshake(Connection connection, ServerTls tls, byte[] first, long deadline) throws IOException {
+        if (!connection.waiting()) {
+            return null;
+        }
+        HandshakeTurns.Turn turn;
+        try {
+            turn = handshakes.await(connection.socket().getInetAddress(), deadline);
+        } catch (InterruptedException evicted) {
+            return null;
+        } finally {
+            connection.doneWaiting();
+        }
+        if (turn == null) {
+            return null;
+        }
+        try {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
             if (left <= 0) {
-                return false;
+                return null;
             }
+            SSLSocket ssl = tls.wrap(connection.socket(), first);
             ssl.setSoTimeout((int) Math.min(left, Integer.MAX_VALUE));
             ssl.startHandshake();
-            return true;
+            return ssl;
         } finally {
-            permits.release();
+            turn.end();
         }
     }
 
@@ -251,19 +326,25 @@ public final class AgentHttpServer implements AutoCloseable {
         return n <= 0 ? null : Arrays.copyOf(first, n);
     }
 
-    private void respond(HttpExchange exchange, ConnectionSlots.Slot slot, byte[] head) throws IOException {
-        String[] lines = new String(head, StandardCharsets.ISO_8859_1).split("\r\n");
-        String[] requestLine = lines[0].split(" ");
-        if (requestLine.length != 3 || !requestLine[2].startsWith("HTTP/1.")) {
+    private void respond(HttpExchange exchange, ConnectionSlots.Slot slot, HttpExchange.Request request, BasicAuth.Verdict verdict)
+            throws IOException {
+        if (request == null) {
             exchange.sendText("GET", 400, "bad request");
             return;
         }
-        String method = requestLine[0];
-        String target = requestLine[1];
-        int query = target.indexOf('?');
-        String path = query < 0 ? target : target.substring(0, query);
-        if (exchange.web().authenticates(path) && !authorized(exchange, method, HttpExchange.header(lines, "authorization"))) {
-            return;
+        String method = request.method();
+        String path = request.path();
+        switch (verdict) {
+            case DENIED -> {
+                exchange.sendText(method, 401, "unauthorized", "WWW-Authenticate", "Basic realm=\"driver-alias-agent\"");
+                return;
+            }
+            case BUSY -> {
+                // Over its share of the password checks (bcrypt is slow on purpose): come back.
+                exchange.sendText(method, 429, "too many password checks", "Retry-After", "1");
+                return;
+            }
+            case ALLOWED -> { }
         }
         if (!method.equals("GET") && !method.equals("HEAD")) {
             exchange.sendText(method, 405, "method not allowed", "Allow", "GET, HEAD");
@@ -271,7 +352,7 @@ public final class AgentHttpServer implements AutoCloseable {
         }
         try {
             switch (path) {
-                case "/metrics" -> scrape(exchange, slot, method, HttpExchange.header(lines, "accept"));
+                case "/metrics" -> scrape(exchange, slot, method, request.header("accept"));
                 case "/healthz" -> probe(exchange, method, status::alive);
                 case "/readyz" -> probe(exchange, method, status::ready);
                 default -> exchange.sendText(method, 404, "not found: /metrics, /healthz, /readyz");
@@ -280,22 +361,6 @@ public final class AgentHttpServer implements AutoCloseable {
             log.warn("{} {} failed", method, path, e);
             exchange.sendText(method, 500, "internal error");
         }
-    }
-
-    /** Basic authentication, as the web configuration asks; false when the refusal has been sent. */
-    private boolean authorized(HttpExchange exchange, String method, String authorization) throws IOException {
-        return switch (security.authorize(exchange.web(), authorization)) {
-            case ALLOWED -> true;
-            case DENIED -> {
-                exchange.sendText(method, 401, "unauthorized", "WWW-Authenticate", "Basic realm=\"driver-alias-agent\"");
-                yield false;
-            }
-            case BUSY -> {
-                // Passwords are checked one at a time (bcrypt is slow on purpose): come back.
-                exchange.sendText(method, 429, "too many password checks at once", "Retry-After", "1");
-                yield false;
-            }
-        };
     }
 
     private void scrape(HttpExchange exchange, ConnectionSlots.Slot slot, String method, String accept) throws IOException {

@@ -7,7 +7,6 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.Map;
-import java.util.concurrent.Semaphore;
 
 /**
  * Which connections the server holds, and which one goes when a new one needs its place.
@@ -30,14 +29,6 @@ final class ConnectionSlots {
     /** Prometheus scrapes one target once per job; an HA pair scrapes from two addresses. */
     static final int SCRAPES_PER_CLIENT = 4;
     static final int SCRAPES = 64;
-    /**
-     * TLS handshakes one address may have in progress. The server's side of a handshake is a
-     * few milliseconds of public-key work that a client gets for the price of a replayed
-     * ClientHello, and a virtual thread computing is not preempted: without a cap, 1,024
-     * ClientHellos queue 1,024 handshakes ahead of the kubelet's (2.4 s measured). With it, a
-     * probe's handshake waits behind at most this many per other address.
-     */
-    static final int HANDSHAKES_PER_CLIENT = 2;
 
     private enum State { WAITING, ANSWERING, SCRAPING, ANSWERED, GONE }
 
@@ -57,7 +48,6 @@ final class ConnectionSlots {
     private static final class Peer {
         int held;
         int scrapes;
-        final Semaphore handshakes = new Semaphore(HANDSHAKES_PER_CLIENT);
         final LinkedHashSet<Slot> evictable = new LinkedHashSet<>();
     }
 
@@ -143,12 +133,6 @@ final class ConnectionSlots {
         if (slot.state != State.GONE) {
             remove(slot);
         }
-    }
-
-    /** The TLS handshakes of the slot's address: acquire one before handshaking, release it after. */
-    synchronized Semaphore handshakes(Slot slot) {
-        Peer p = peers.get(slot.peer);
-        return p != null ? p.handshakes : new Semaphore(0); // evicted: no handshake
     }
 
     /** Connections holding a slot now; an evicted one no longer does, though its thread may still be ending. */

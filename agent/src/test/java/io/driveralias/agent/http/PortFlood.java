@@ -3,11 +3,15 @@ package io.driveralias.agent.http;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.security.GeneralSecurityException;
+import java.security.cert.X509Certificate;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
@@ -17,19 +21,27 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
 import javax.net.ssl.SSLSocket;
+import javax.net.ssl.TrustManager;
+import javax.net.ssl.X509ExtendedTrustManager;
 
 /**
  * A hostile client of the metrics port, as cheap to run as it can be on a 2-core machine: one
  * virtual thread per connection, from 127.0.0.1, 127.0.0.2, ... (the whole of 127/8 is loopback
  * on Linux, so each is an address of its own to the server). Each connection loops: connect,
- * then what its {@link Kind} says, read whatever comes back, close, again, until {@link #close}.
- * Used by the unit tests of the server and by the IT of the packaged agent.
+ * then what its {@link Kind} says, read whatever comes back, close, again, until it is stopped.
+ * It does not verify the server's certificate (an attacker would not bother), and never resumes
+ * a TLS session (that would spare the server the public-key work).
+ *
+ * <p>{@link #launch} runs it in a JVM of its own, as an attacker is a process of its own: in the
+ * server's JVM its virtual threads would share the carriers that serve the probes, which no pod
+ * can do to the agent. Used by the unit tests of the server and by the IT of the packaged agent.
  */
 public final class PortFlood implements AutoCloseable {
 
@@ -52,11 +64,68 @@ public final class PortFlood implements AutoCloseable {
     private final Set<Closeable> open = ConcurrentHashMap.newKeySet();
     private final Map<String, LongAdder> outcomes = new ConcurrentHashMap<>();
 
+    /** A flood running in a JVM of its own; {@link #close} stops it and reads what happened. */
+    public static final class Launched implements AutoCloseable {
+        private final Process process;
+        private String outcomes = "";
+
+        private Launched(Process process) {
+            this.process = process;
+        }
+
+        /** After {@link #close}: how the connections ended, e.g. {@code {401=10, 429=4000, eof=900}}. */
+        public String outcomes() {
+            return outcomes;
+        }
+
+        @Override
+        public void close() throws IOException, InterruptedException {
+            if (process.isAlive()) {
+                process.getOutputStream().close(); // end of its stdin: stop
+            }
+            byte[] out = process.getInputStream().readAllBytes();
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly();
+            }
+            String text = new String(out, StandardCharsets.UTF_8).trim();
+            outcomes = text.isEmpty() ? "(nothing reported, exit " + process.exitValue() + ")" : text.lines().reduce((a, b) -> b).get();
+        }
+    }
+
     /**
      * Starts {@code addresses} x {@code perAddress} looping connections to {@code port} on
-     * 127.0.0.1; {@code tls} (trusting the server) for the TLS kinds, else null.
+     * 127.0.0.1, in a JVM of its own (this one's class path); returns once they are under way.
      */
-    public static PortFlood start(int port, Kind kind, SSLContext tls, int addresses, int perAddress) {
+    public static Launched launch(int port, Kind kind, int addresses, int perAddress) throws IOException {
+        List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-XX:+UseSerialGC", "-Xmx256m", "-cp", System.getProperty("java.class.path"), PortFlood.class.getName(),
+                String.valueOf(port), kind.name(), String.valueOf(addresses), String.valueOf(perAddress));
+        Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        Launched launched = new Launched(process);
+        byte[] ready = process.getInputStream().readNBytes(STARTED.length() + 1);
+        if (!new String(ready, StandardCharsets.UTF_8).startsWith(STARTED)) {
+            process.destroyForcibly();
+            throw new IOException("the flood did not start: " + new String(ready, StandardCharsets.UTF_8)
+                    + new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8));
+        }
+        return launched;
+    }
+
+    /** The flood's own JVM: floods until its stdin ends, then prints how the connections ended. */
+    public static void main(String[] args) throws Exception {
+        Kind kind = Kind.valueOf(args[1]);
+        PortFlood flood = start(Integer.parseInt(args[0]), kind, kind == Kind.WRONG_PASSWORDS ? null : trustingAnyServer(),
+                Integer.parseInt(args[2]), Integer.parseInt(args[3]));
+        Thread.sleep(1000); // every connection under way
+        System.out.println(STARTED);
+        System.out.flush();
+        System.in.transferTo(OutputStream.nullOutputStream());
+        flood.close();
+        System.out.println(flood.outcomes());
+    }
+
+    /** Starts the flood in this JVM; {@code tls} for the TLS kinds, else null. */
+    static PortFlood start(int port, Kind kind, SSLContext tls, int addresses, int perAddress) {
         PortFlood flood = new PortFlood(port, kind, tls);
         for (int a = 1; a <= addresses; a++) {
             String from = "127.0.0." + a;
@@ -74,16 +143,13 @@ public final class PortFlood implements AutoCloseable {
         this.clientHello = kind == Kind.TLS_STALLED_HANDSHAKES ? clientHello(tls, port) : null;
     }
 
+    private static final String STARTED = "flooding";
+
     /** How the connections ended so far: the status code answered ("401", "429"), or what else happened ("reset", "eof"). */
-    public Map<String, Long> outcomes() {
+    Map<String, Long> outcomes() {
         Map<String, Long> copy = new TreeMap<>();
         outcomes.forEach((k, v) -> copy.put(k, v.sum()));
         return copy;
-    }
-
-    /** Connections made so far. */
-    public long connections() {
-        return outcomes().values().stream().mapToLong(Long::longValue).sum();
     }
 
     @Override
@@ -173,6 +239,41 @@ public final class PortFlood implements AutoCloseable {
         } catch (SSLException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    private static SSLContext trustingAnyServer() throws GeneralSecurityException {
+        SSLContext context = SSLContext.getInstance("TLS");
+        context.init(null, new TrustManager[] {new X509ExtendedTrustManager() {
+            @Override
+            public void checkClientTrusted(X509Certificate[] chain, String authType, Socket socket) {
+            }
+
+            @Override
+            public void checkServerTrusted(X509Certificate[] chain, String authType, Socket socket) {
+            }
+
+            @Override
+            public void checkClientTrusted(X509Certificate[] chain, String authType, SSLEngine engine) {
+            }
+
+            @Override
+            public void checkServerTrusted(X509Certificate[] chain, String authType, SSLEngine engine) {
+            }
+
+            @Override
+            public void checkClientTrusted(X509Certificate[] chain, String authType) {
+            }
+
+            @Override
+            public void checkServerTrusted(X509Certificate[] chain, String authType) {
+            }
+
+            @Override
+            public X509Certificate[] getAcceptedIssuers() {
+                return new X509Certificate[0];
+            }
+        }}, null);
+        return context;
     }
 
     private static void closeQuietly(Closeable c) {
