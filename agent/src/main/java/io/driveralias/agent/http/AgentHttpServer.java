@@ -3,6 +3,7 @@ package io.driveralias.agent.http;
 import io.driveralias.agent.metrics.PrometheusScrape;
 import io.driveralias.agent.webconfig.BasicAuth;
 import io.driveralias.agent.webconfig.ServerTls;
+import io.driveralias.agent.webconfig.ServingPriority;
 import io.driveralias.agent.webconfig.WebSecurity;
 import java.io.Closeable;
 import java.io.IOException;
@@ -158,6 +159,7 @@ public final class AgentHttpServer implements AutoCloseable {
     }
 
     private void acceptLoop() {
+        ServingPriority.lowerThisThread();
         while (!listener.isClosed()) {
             // An evicted connection's thread ends when it next runs; under a flood that evicts as
             // fast as it connects, those could pile up faster than two cores run them. Past the
@@ -201,6 +203,7 @@ public final class AgentHttpServer implements AutoCloseable {
     }
 
     private void serve(Connection connection, ConnectionSlots.Slot slot) {
+        ServingPriority.lowerThisThread(); // this virtual thread's carrier: below the repairs
         Socket raw = connection.socket();
         ScheduledFuture<?> cut = null;
         try (raw) { // closing the plain socket ends a TLS one on it too, without waiting on the peer

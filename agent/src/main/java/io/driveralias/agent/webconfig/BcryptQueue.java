@@ -133,6 +133,7 @@ final class BcryptQueue {
 
     /** The hasher: takes turns until none is left, then ends (started again by the next check). */
     private void work() {
+        ServingPriority.lowerThisThread();
         boolean emptied = false;
         try {
             for (Turn turn; (turn = next()) != null; ) {

@@ -41,7 +41,12 @@ import javax.net.ssl.X509ExtendedTrustManager;
  *
  * <p>{@link #launch} runs it in a JVM of its own, as an attacker is a process of its own: in the
  * server's JVM its virtual threads would share the carriers that serve the probes, which no pod
- * can do to the agent. Used by the unit tests of the server and by the IT of the packaged agent.
+ * can do to the agent. At nice 10, the nice of the agent's serving threads: in a cluster the
+ * attacker is a pod in a cgroup of its own, where the nice of the agent's threads does not count
+ * against it; on a test machine without those cgroups, the same nice gives the port and the
+ * attacker the same weight, as two pods of equal shares would have, and the agent's repairs
+ * (nice 0) the same advantage over both as over the port in its own pod. Used by the unit tests
+ * of the server and by the IT of the packaged agent.
  */
 public final class PortFlood implements AutoCloseable {
 
@@ -97,7 +102,7 @@ public final class PortFlood implements AutoCloseable {
      * 127.0.0.1, in a JVM of its own (this one's class path); returns once they are under way.
      */
     public static Launched launch(int port, Kind kind, int addresses, int perAddress) throws IOException {
-        List<String> command = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        List<String> command = List.of("nice", "-n", "10", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-XX:+UseSerialGC", "-Xmx256m", "-cp", System.getProperty("java.class.path"), PortFlood.class.getName(),
                 String.valueOf(port), kind.name(), String.valueOf(addresses), String.valueOf(perAddress));
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
