@@ -1,6 +1,5 @@
 package io.driveralias.agent.http;
 
-import io.driveralias.agent.metrics.PrometheusScrape;
 import io.driveralias.agent.webconfig.BasicAuth;
 import io.driveralias.agent.webconfig.ServerTls;
 import io.driveralias.agent.webconfig.ServingPriority;
@@ -10,9 +9,7 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.net.SocketTimeoutException;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -20,7 +17,6 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import javax.net.ssl.SSLSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,6 +34,12 @@ import org.slf4j.LoggerFactory;
  * included, is cut at {@link Limits#exchangeDeadline}. One request per connection
  * ({@code Connection: close}). The JDK's com.sun.net.httpserver was dropped: its timeouts are
  * JVM-wide system properties read once, and its default has none.
+ *
+ * <p>What a client makes the agent compute is bounded per address and in total, and waiting for
+ * it holds no slot: TLS handshakes take turns per address ({@link TlsStart}), password checks
+ * take turns of bcrypt per address ({@code BcryptQueue}), and a connection waiting for either
+ * stays evictable. The probes never wait for a password. The serving threads run at a lower
+ * priority than the repairs ({@link ServingPriority}).
  */
 public final class AgentHttpServer implements AutoCloseable {
 
@@ -50,16 +52,6 @@ public final class AgentHttpServer implements AutoCloseable {
      * client resends only after a second.
      */
     private static final int BACKLOG = 4096;
-    /**
-     * A TLS handshake, the wait for its address's turn included: a client on a busy node
-     * handshakes in well under a second; one that stalls after its ClientHello holds a turn of
-     * its address this long at most.
-     */
-    static final Duration HANDSHAKE_DEADLINE = Duration.ofSeconds(5);
-    /** Scrapes render the whole registry; a burst of them must not take every CPU. */
-    private static final int CONCURRENT_RENDERS = 2;
-    /** A TLS record header and the start of a ClientHello; the rest is read by the TLS socket. */
-    private static final int FIRST_TLS_READ = 512;
 
     /** The bounds on what one client may cost. */
     public record Limits(int maxConnections, Duration headerDeadline, Duration exchangeDeadline, int maxHeaderBytes,
@@ -77,13 +69,11 @@ public final class AgentHttpServer implements AutoCloseable {
     }
 
     private final ServerSocket listener;
-    private final MetricsSource metrics;
-    private final AgentStatus status;
     private final Limits limits;
     private final WebSecurity security;
     private final ConnectionSlots slots;
-    private final HandshakeTurns handshakes = new HandshakeTurns();
-    private final Semaphore renders = new Semaphore(CONCURRENT_RENDERS);
+    private final TlsStart tlsStart = new TlsStart();
+    private final Responder responder;
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     /** Connection threads alive: the held slots and the evicted ones still ending, half as many again. */
     private final Semaphore threads;
@@ -109,11 +99,10 @@ public final class AgentHttpServer implements AutoCloseable {
 
     AgentHttpServer(InetSocketAddress address, MetricsSource metrics, AgentStatus status, Limits limits,
                     WebSecurity security) throws IOException {
-        this.metrics = metrics;
-        this.status = status;
         this.limits = limits;
         this.security = security;
         this.slots = new ConnectionSlots(limits.maxConnections(), limits.maxPerClient());
+        this.responder = new Responder(metrics, status, slots, limits.headerDeadline());
         this.threads = new Semaphore(limits.maxConnections() + limits.maxConnections() / 2);
         this.listener = new ServerSocket();
         try {
@@ -214,13 +203,7 @@ public final class AgentHttpServer implements AutoCloseable {
             Optional<ServerTls> tls = web.tls();
             Socket socket = raw;
             if (tls.isPresent()) {
-                // TLS costs memory (records, handshake state) only once the client has sent
-                // something: an idle connection stays a bare socket, however many there are.
-                byte[] first = firstBytes(raw, deadline);
-                if (first == null) {
-                    return;
-                }
-                SSLSocket ssl = handshake(connection, tls.get(), first, Math.min(deadline, accepted + HANDSHAKE_DEADLINE.toNanos()));
+                SSLSocket ssl = tlsStart.handshake(connection, tls.get(), accepted, deadline);
                 if (ssl == null) {
                     return;
                 }
@@ -248,7 +231,7 @@ public final class AgentHttpServer implements AutoCloseable {
             if (!slots.answering(slot)) {
                 return;
             }
-            respond(exchange, slot, request, verdict);
+            responder.respond(exchange, slot, request, verdict);
             slots.answered(slot);
             exchange.linger();
         } catch (IOException | RuntimeException e) {
@@ -274,128 +257,6 @@ public final class AgentHttpServer implements AutoCloseable {
         } finally {
             connection.doneWaiting();
         }
-    }
-
-    /**
-     * The TLS handshake over the connection whose first bytes were {@code first}, in a turn of
-     * its address ({@link HandshakeTurns}) and within {@code deadline} (its own, shorter than the
-     * head's), the wait for the turn included; null if it did not happen. The TLS state (record
-     * buffers, handshake context) is made only in that turn: connections waiting for it cost
-     * their first bytes and no more.
-     */
-    private SSLSocket handshake(Connection connection, ServerTls tls, byte[] first, long deadline) throws IOException {
-        if (!connection.waiting()) {
-            return null;
-        }
-        HandshakeTurns.Turn turn;
-        try {
-            turn = handshakes.await(connection.socket().getInetAddress(), deadline);
-        } catch (InterruptedException evicted) {
-            return null;
-        } finally {
-            connection.doneWaiting();
-        }
-        if (turn == null) {
-            return null;
-        }
-        try {
-            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-            if (left <= 0) {
-                return null;
-            }
-            SSLSocket ssl = tls.wrap(connection.socket(), first);
-            ssl.setSoTimeout((int) Math.min(left, Integer.MAX_VALUE));
-            ssl.startHandshake();
-            return ssl;
-        } finally {
-            turn.end();
-        }
-    }
-
-    /** What the client sent first (the start of a TLS ClientHello), or null at the deadline or the end. */
-    private static byte[] firstBytes(Socket raw, long deadline) throws IOException {
-        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-        if (left <= 0) {
-            return null;
-        }
-        raw.setSoTimeout((int) Math.min(left, Integer.MAX_VALUE));
-        byte[] first = new byte[FIRST_TLS_READ];
-        int n;
-        try {
-            n = raw.getInputStream().read(first);
-        } catch (SocketTimeoutException e) {
-            return null;
-        }
-        return n <= 0 ? null : Arrays.copyOf(first, n);
-    }
-
-    private void respond(HttpExchange exchange, ConnectionSlots.Slot slot, HttpExchange.Request request, BasicAuth.Verdict verdict)
-            throws IOException {
-        if (request == null) {
-            exchange.sendText("GET", 400, "bad request");
-            return;
-        }
-        String method = request.method();
-        String path = request.path();
-        switch (verdict) {
-            case DENIED -> {
-                exchange.sendText(method, 401, "unauthorized", "WWW-Authenticate", "Basic realm=\"driver-alias-agent\"");
-                return;
-            }
-            case BUSY -> {
-                // Over its share of the password checks (bcrypt is slow on purpose): come back.
-                exchange.sendText(method, 429, "too many password checks", "Retry-After", "1");
-                return;
-            }
-            case ALLOWED -> { }
-        }
-        if (!method.equals("GET") && !method.equals("HEAD")) {
-            exchange.sendText(method, 405, "method not allowed", "Allow", "GET, HEAD");
-            return;
-        }
-        try {
-            switch (path) {
-                case "/metrics" -> scrape(exchange, slot, method, request.header("accept"));
-                case "/healthz" -> probe(exchange, method, status::alive);
-                case "/readyz" -> probe(exchange, method, status::ready);
-                default -> exchange.sendText(method, 404, "not found: /metrics, /healthz, /readyz");
-            }
-        } catch (RuntimeException e) {
-            log.warn("{} {} failed", method, path, e);
-            exchange.sendText(method, 500, "internal error");
-        }
-    }
-
-    private void scrape(HttpExchange exchange, ConnectionSlots.Slot slot, String method, String accept) throws IOException {
-        if (!slots.scraping(slot)) {
-            // A slow reader stretches a scrape to the exchange deadline: a few per address, or
-            // many addresses' slow scrapes would pin every slot and keep the probes out.
-            exchange.sendText(method, 503, "too many scrapes at once");
-            return;
-        }
-        boolean permitted;
-        try {
-            permitted = renders.tryAcquire(limits.headerDeadline().toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
-        }
-        if (!permitted) {
-            exchange.sendText(method, 503, "too many scrapes at once");
-            return;
-        }
-        PrometheusScrape scrape;
-        try {
-            scrape = metrics.scrape(accept);
-        } finally {
-            renders.release();
-        }
-        exchange.send(method, 200, scrape.contentType(), scrape.body());
-    }
-
-    private static void probe(HttpExchange exchange, String method, BooleanSupplier check) throws IOException {
-        boolean ok = check.getAsBoolean();
-        exchange.sendText(method, ok ? 200 : 503, ok ? "ok" : "not ok");
     }
 
     private static void pause() {

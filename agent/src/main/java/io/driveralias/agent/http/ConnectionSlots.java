@@ -13,16 +13,19 @@ import java.util.Map;
  *
  * <p>At most {@code total} connections, at most {@code perClient} from one address. A full
  * server does not refuse the newcomer: it evicts a connection that is costing a slot without
- * being served, one that has not sent a complete request head yet (idle, or a slowloris) or
- * whose answer is already written. At the address's own cap the victim is that address's
- * oldest such connection; at the total cap it is the oldest of the address holding the most.
- * A probe cannot be told from an attacker before its head arrives, so a reserve of slots would
- * fill just the same; eviction means the newest connection always gets in, and a kubelet probe
- * sends its head in the same instant it connects. Once a head is complete the connection is
- * being answered and is never evicted; what can be held that way is bounded: probes and errors
- * answer at once, and scrapes (which a slow reader can stretch to the exchange deadline) are at
- * most {@value #SCRAPES_PER_CLIENT} per address and {@value #SCRAPES} in all, far fewer than
- * {@code total}, so there is always a connection to evict.
+ * being served: one that has not sent a complete request head yet (idle, a slowloris, a TLS
+ * handshake under way or waiting for its turn), one whose credentials are being checked or wait
+ * for their turn of bcrypt, or one whose answer is already written. At the address's own cap
+ * the victim is that address's oldest such connection; at the total cap it is the oldest of the
+ * address holding the most. A probe cannot be told from an attacker before its head arrives, so
+ * a reserve of slots would fill just the same; eviction means the newest connection always gets
+ * in, and a kubelet probe sends its head in the same instant it connects. Once its head is
+ * complete and its credentials, where asked, are checked, the connection is being answered and
+ * is never evicted; what can be held that way is bounded: probes and errors answer at once
+ * (a write of a few hundred bytes), and scrapes (which a slow reader can stretch to the exchange
+ * deadline) are at most {@value #SCRAPES_PER_CLIENT} per address and {@value #SCRAPES} in all,
+ * far fewer than {@code total}, so there is always a connection to evict. Evicting closes the
+ * {@link Connection}, which also ends its wait for a turn.
  */
 final class ConnectionSlots {
 
@@ -96,7 +99,10 @@ final class ConnectionSlots {
         return admitted;
     }
 
-    /** The request head arrived: from now on the connection is never evicted. False if it already was. */
+    /**
+     * The request head arrived and its credentials, where asked, are checked: from now on the
+     * connection is never evicted. False if it already was.
+     */
     synchronized boolean answering(Slot slot) {
         if (slot.state != State.WAITING) {
             return false;
