@@ -73,6 +73,7 @@ public final class AgentHttpServer implements AutoCloseable {
     private final WebSecurity security;
     private final ConnectionSlots slots;
     private final TlsStart tlsStart = new TlsStart();
+    private final ConnectionRate connectionRate = new ConnectionRate();
     private final Responder responder;
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     /** Connection threads alive: the held slots and the evicted ones still ending, half as many again. */
@@ -163,6 +164,11 @@ public final class AgentHttpServer implements AutoCloseable {
                     log.warn("accept failed: {}", e.toString());
                     pause(); // e.g. out of file descriptors: do not spin
                 }
+                continue;
+            }
+            if (!connectionRate.admit(socket.getInetAddress())) {
+                threads.release();
+                closeQuietly(socket);
                 continue;
             }
             try {

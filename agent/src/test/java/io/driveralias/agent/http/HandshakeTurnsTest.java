@@ -17,18 +17,39 @@ class HandshakeTurnsTest {
     @Test
     void aQuietAddressHandshakesABurstAtOnceThenAtItsRate() throws Exception {
         InetAddress a = InetAddress.getByName("10.0.0.1");
+        long burst = System.nanoTime();
         for (int i = 0; i < HandshakeTurns.BURST; i++) {
             long start = System.nanoTime();
             turns.await(a, in(1000)).end();
             assertThat(millisSince(start)).as("turn %d of the burst", i).isLessThan(100);
         }
-        long start = System.nanoTime();
         turns.await(a, in(2000)).end();
-        assertThat(millisSince(start)).as("the next one waits its turn").isBetween(150L, 1000L);
+        assertThat(millisSince(burst)).as("the next one waits for its turn, 1/%d s after the burst began", HandshakeTurns.PER_SECOND)
+                .isBetween(1000L / HandshakeTurns.PER_SECOND - 50, 1500L);
 
-        start = System.nanoTime();
+        long start = System.nanoTime();
         turns.await(InetAddress.getByName("10.0.0.2"), in(1000)).end();
         assertThat(millisSince(start)).as("another address does not wait behind it").isLessThan(100);
+    }
+
+    @Test
+    void busyAddressesTogetherHandshakeAtTheirCommonRate() throws Exception {
+        List<InetAddress> busy = new ArrayList<>();
+        for (int a = 1; a <= 8; a++) {
+            InetAddress address = InetAddress.getByName("10.0.3." + a);
+            for (int i = 0; i < HandshakeTurns.QUIET_BURST; i++) {
+                turns.await(address, in(1000)).end();
+            }
+            busy.add(address);
+        }
+        long start = System.nanoTime();
+        for (int round = 0; round < 4; round++) {
+            for (InetAddress address : busy) {
+                turns.await(address, in(10_000)).end(); // 32 in all, 4 per address: within each address's own rate
+            }
+        }
+        assertThat(millisSince(start)).as("32 busy handshakes at %d a second", HandshakeTurns.BUSY_PER_SECOND)
+                .isGreaterThanOrEqualTo(31 * 1000L / HandshakeTurns.BUSY_PER_SECOND - 50);
     }
 
     @Test
@@ -65,6 +86,28 @@ class HandshakeTurnsTest {
         held.getFirst().end();
         third.join(2000);
         assertThat(third.isAlive()).as("in once one ended").isFalse();
+    }
+
+    @Test
+    void busyAddressesShareAFewTurnsAndAQuietOneFindsNoneOfThemInItsWay() throws Exception {
+        List<HandshakeTurns.Turn> held = new ArrayList<>();
+        for (int a = 1; a <= HandshakeTurns.BUSY_IN_PROGRESS + 1; a++) {
+            InetAddress busy = InetAddress.getByName("10.0.1." + a);
+            for (int i = 0; i < HandshakeTurns.QUIET_BURST; i++) {
+                turns.await(busy, in(1000)).end(); // it handshakes often: its next turn is a busy one
+            }
+            if (a <= HandshakeTurns.BUSY_IN_PROGRESS) {
+                held.add(turns.await(busy, in(1000)));
+            } else {
+                assertThat(turns.await(busy, in(300))).as("every turn of the busy addresses is taken").isNull();
+            }
+        }
+        long start = System.nanoTime();
+        HandshakeTurns.Turn quiet = turns.await(InetAddress.getByName("10.0.2.1"), in(1000));
+        assertThat(quiet).isNotNull();
+        assertThat(millisSince(start)).isLessThan(100);
+        quiet.end();
+        held.forEach(HandshakeTurns.Turn::end);
     }
 
     @Test

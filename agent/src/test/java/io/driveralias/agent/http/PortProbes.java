@@ -18,8 +18,8 @@ import javax.net.ssl.SSLSocket;
  */
 public final class PortProbes {
 
-    /** One request: the status answered (-1 for none) and how long it took. */
-    public record Answer(String what, int status, long nanos, String error) {
+    /** One request: the status answered (-1 for none), how long it took, and how long its connect and TLS handshake took. */
+    public record Answer(String what, int status, long nanos, String error, long connectNanos, long handshakeNanos) {
         public double millis() {
             return nanos / 1e6;
         }
@@ -38,10 +38,14 @@ public final class PortProbes {
     /** GET {@code path} from {@code from}, with an {@code Authorization} header if not null; gives up after {@code timeoutMillis}. */
     public Answer get(String from, String path, String authorization, int timeoutMillis) {
         long start = System.nanoTime();
+        long connected = 0;
+        long handshaken = 0;
         Answer a;
         try (Socket raw = new Socket()) {
             raw.bind(new InetSocketAddress(from, 0));
+            raw.setTcpNoDelay(true); // as the kubelet's and Prometheus' Go clients
             raw.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port), timeoutMillis);
+            connected = System.nanoTime();
             raw.setSoTimeout(timeoutMillis);
             Socket s = raw;
             if (tls != null) {
@@ -49,21 +53,27 @@ public final class PortProbes {
                 ssl.startHandshake();
                 s = ssl;
             }
+            handshaken = System.nanoTime();
             String request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                     + (authorization == null ? "" : "Authorization: " + authorization + "\r\n") + "\r\n";
             s.getOutputStream().write(request.getBytes(StandardCharsets.US_ASCII));
             String answer = new String(s.getInputStream().readAllBytes(), StandardCharsets.ISO_8859_1);
             int status = answer.startsWith("HTTP/1.1 ") && answer.length() >= 12 ? Integer.parseInt(answer.substring(9, 12)) : -1;
-            a = new Answer(path, status, System.nanoTime() - start, status < 0 ? "no answer (" + answer.length() + " bytes)" : null);
+            a = new Answer(path, status, System.nanoTime() - start, status < 0 ? "no answer (" + answer.length() + " bytes)" : null,
+                    connected - start, handshaken - connected);
         } catch (SocketTimeoutException e) {
-            a = new Answer(path, -1, System.nanoTime() - start, "timed out");
+            a = new Answer(path, -1, System.nanoTime() - start, "timed out", phase(start, connected), phase(connected, handshaken));
         } catch (IOException e) {
-            a = new Answer(path, -1, System.nanoTime() - start, e.toString());
+            a = new Answer(path, -1, System.nanoTime() - start, e.toString(), phase(start, connected), phase(connected, handshaken));
         }
         synchronized (answers) {
             answers.add(a);
         }
         return a;
+    }
+
+    private static long phase(long from, long to) {
+        return from == 0 || to == 0 ? -1 : to - from;
     }
 
     /** Every answer to {@code path} so far. */
@@ -80,8 +90,11 @@ public final class PortProbes {
         double[] millis = of.stream().mapToDouble(Answer::millis).sorted().toArray();
         String errors = of.stream().filter(a -> a.status() != 200).map(a -> a.status() + " " + a.error()).distinct()
                 .limit(5).toList().toString();
-        return String.format("%s %d of %d answered 200, p50 %.1f ms, max %.1f ms%s", path, ok, of.size(),
-                millis.length == 0 ? 0 : millis[millis.length / 2], millis.length == 0 ? 0 : millis[millis.length - 1],
+        String slowest = of.stream().max(java.util.Comparator.comparingLong(Answer::nanos))
+                .map(a -> String.format(" (the slowest: connect %.1f ms, TLS handshake %.1f ms)", a.connectNanos() / 1e6,
+                        a.handshakeNanos() / 1e6)).orElse("");
+        return String.format("%s %d of %d answered 200, p50 %.1f ms, max %.1f ms%s%s", path, ok, of.size(),
+                millis.length == 0 ? 0 : millis[millis.length / 2], millis.length == 0 ? 0 : millis[millis.length - 1], slowest,
                 ok == of.size() ? "" : ", failures " + errors);
     }
 }
