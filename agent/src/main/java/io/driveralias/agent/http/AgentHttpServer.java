@@ -6,6 +6,7 @@ import io.driveralias.agent.webconfig.ServingPriority;
 import io.driveralias.agent.webconfig.WebSecurity;
 import java.io.Closeable;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -52,6 +53,8 @@ public final class AgentHttpServer implements AutoCloseable {
      * client resends only after a second.
      */
     private static final int BACKLOG = 4096;
+    /** Connections that the kubelet's probes or a Prometheus hold at most, with room to spare. */
+    private static final int FEW = 8;
 
     /** The bounds on what one client may cost. */
     public record Limits(int maxConnections, Duration headerDeadline, Duration exchangeDeadline, int maxHeaderBytes,
@@ -78,6 +81,8 @@ public final class AgentHttpServer implements AutoCloseable {
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
     /** Connection threads alive: the held slots and the evicted ones still ending, half as many again. */
     private final Semaphore threads;
+    /** Threads past that bound, for addresses that hold fewer than {@link #FEW} connections. */
+    private final Semaphore reserve = new Semaphore(64);
     private final ScheduledThreadPoolExecutor deadlines;
 
     /**
@@ -151,50 +156,59 @@ public final class AgentHttpServer implements AutoCloseable {
     private void acceptLoop() {
         ServingPriority.lowerThisThread();
         while (!listener.isClosed()) {
-            // An evicted connection's thread ends when it next runs; under a flood that evicts as
-            // fast as it connects, those could pile up faster than two cores run them. Past the
-            // bound, the next connection waits in the kernel's queue (FIFO) until some ended.
-            threads.acquireUninterruptibly();
             Socket socket;
             try {
                 socket = listener.accept();
             } catch (IOException e) {
-                threads.release();
                 if (!listener.isClosed()) {
                     log.warn("accept failed: {}", e.toString());
                     pause(); // e.g. out of file descriptors: do not spin
                 }
                 continue;
             }
-            if (!connectionRate.admit(socket.getInetAddress())) {
-                threads.release();
-                closeQuietly(socket);
-                continue;
-            }
-            try {
-                socket.setTcpNoDelay(true); // an answer's head and body go out at once, not 40 ms apart (Nagle, delayed ACK)
-            } catch (IOException e) {
-                threads.release();
-                closeQuietly(socket);
+            InetAddress peer = socket.getInetAddress();
+            Semaphore thread = connectionRate.admit(peer) ? threadFor(peer) : null;
+            if (thread == null) {
+                closeQuietly(socket); // before it costs a thread
                 continue;
             }
             Connection connection = new Connection(socket);
-            ConnectionSlots.Slot slot = slots.admit(socket.getInetAddress(), connection);
+            ConnectionSlots.Slot slot;
+            try {
+                socket.setTcpNoDelay(true); // an answer's head and body go out at once, not 40 ms apart (Nagle, delayed ACK)
+                slot = slots.admit(peer, connection);
+            } catch (IOException e) {
+                slot = null;
+            }
             if (slot == null) {
                 // Every slot it could take is being answered: those end within the exchange deadline.
-                threads.release();
+                thread.release();
                 closeQuietly(socket);
                 continue;
             }
             open.add(socket);
+            ConnectionSlots.Slot admitted = slot;
             Thread.ofVirtual().name("http-conn").start(() -> {
                 try {
-                    serve(connection, slot);
+                    serve(connection, admitted);
                 } finally {
-                    threads.release();
+                    thread.release();
                 }
             });
         }
+    }
+
+    /**
+     * A permit for one more connection thread, or null. An evicted connection's thread ends when
+     * it next runs; under a flood that evicts as fast as it connects, on starved cores, those could
+     * pile up: past the bound, only an address holding few connections (the kubelet's, Prometheus')
+     * gets a thread, from a reserve of its own.
+     */
+    private Semaphore threadFor(InetAddress peer) {
+        if (threads.tryAcquire()) {
+            return threads;
+        }
+        return slots.heldBy(peer) < FEW && reserve.tryAcquire() ? reserve : null;
     }
 
     private void serve(Connection connection, ConnectionSlots.Slot slot) {

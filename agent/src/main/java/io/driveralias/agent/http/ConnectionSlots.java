@@ -141,6 +141,12 @@ final class ConnectionSlots {
         }
     }
 
+    /** Connections {@code peer} holds now. */
+    synchronized int heldBy(InetAddress peer) {
+        Peer p = peers.get(peer);
+        return p == null ? 0 : p.held;
+    }
+
     /** Connections holding a slot now; an evicted one no longer does, though its thread may still be ending. */
     synchronized int held() {
         return held;

@@ -102,6 +102,8 @@ class AuthFloodIT {
                 .as("Prometheus logs in before the flood").isEqualTo(200);
         List<String> gpu = Collections.synchronizedList(new ArrayList<>());
         PortFlood.Launched flood = PortFlood.launch(agent.port(), kind, ADDRESSES, PER_ADDRESS);
+        long cpuBefore = cpuTicks(agent.pid());
+        long floodStart = System.nanoTime();
         Thread starter;
         try (flood) {
             // GPU containers started while the flood lasts, one every few seconds, as a node's pods come and go.
@@ -127,6 +129,7 @@ class AuthFloodIT {
             }
             starter.join(120_000);
         }
+        double cpu = (cpuTicks(agent.pid()) - cpuBefore) * 10.0 / ((System.nanoTime() - floodStart) / 1e6) * 100;
         List<String> missing = new ArrayList<>();
         for (String id : gpu) {
             AgentProcess.awaitTrue("the first output of " + id, Duration.ofSeconds(30),
@@ -137,9 +140,11 @@ class AuthFloodIT {
             }
         }
         System.out.printf("the packaged agent (shipped JVM options), %s flood, %d addresses x %d connections, how they ended: %s%n"
+                + "  the agent's CPU meanwhile: %.0f %% of a core; load average %s%n"
                 + "  %s%n  %s%n  %s%n  GPU containers started during the flood: %d of %d with their aliases at the first instruction%n",
-                kind, ADDRESSES, PER_ADDRESS, flood.outcomes(), clients.summary("/healthz"), clients.summary("/readyz"),
-                clients.summary("/metrics"), gpu.size() - missing.size(), gpu.size());
+                kind, ADDRESSES, PER_ADDRESS, flood.outcomes(), cpu, Files.readString(Path.of("/proc/loadavg")).trim(),
+                clients.summary("/healthz"), clients.summary("/readyz"), clients.summary("/metrics"), gpu.size() - missing.size(),
+                gpu.size());
 
         assertThat(agent.isAlive()).isTrue();
         assertThat(agent.log()).doesNotContain("OutOfMemoryError");
@@ -153,6 +158,13 @@ class AuthFloodIT {
                 .allSatisfy(a -> assertThat(a.status()).isEqualTo(200));
         assertThat(gpu).hasSize(GPU_CONTAINERS);
         assertThat(missing).as("GPU containers without their aliases at the first instruction").isEmpty();
+    }
+
+    /** User and system CPU of {@code pid} so far, in clock ticks (1/100 s). */
+    private static long cpuTicks(long pid) throws IOException {
+        String stat = Files.readString(Path.of("/proc/" + pid + "/stat"));
+        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        return Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
     }
 
     /** The agent as the DaemonSet runs it, with the JVM options it ships and the web configuration {@code yaml}. */
