@@ -212,7 +212,7 @@ public final class AgentHttpServer implements AutoCloseable {
     }
 
     private void serve(Connection connection, ConnectionSlots.Slot slot) {
-        ServingPriority.lowerThisThread(); // this virtual thread's carrier: below the repairs
+        ServingPriority.lowerCarrier(); // below the repairs
         Socket raw = connection.socket();
         ScheduledFuture<?> cut = null;
         try (raw) { // closing the plain socket ends a TLS one on it too, without waiting on the peer

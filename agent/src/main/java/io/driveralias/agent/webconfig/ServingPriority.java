@@ -18,7 +18,8 @@ import java.util.concurrent.ConcurrentHashMap;
  * and answers a probe within milliseconds still (one at a time, a probe costs microseconds).
  * Linux priorities are per thread: the port's virtual threads lower the carrier they run on,
  * once per carrier (the agent runs no other virtual threads), and its platform threads lower
- * themselves. Best effort: where the system calls are not reachable, nothing changes.
+ * themselves as they start (a thread started by a lowered one starts lowered). Best effort: where
+ * the system calls are not reachable, nothing changes.
  */
 public final class ServingPriority {
 
@@ -26,6 +27,7 @@ public final class ServingPriority {
     private static final int PRIO_PROCESS = 0;
     private static final MethodHandle GETTID;
     private static final MethodHandle SETPRIORITY;
+    private static final int REMEMBERED = 256;
     private static final Set<Integer> LOWERED = ConcurrentHashMap.newKeySet();
 
     static {
@@ -46,18 +48,41 @@ public final class ServingPriority {
     private ServingPriority() {
     }
 
-    /** Lowers the kernel thread running the caller (a virtual thread's carrier), once per thread. */
-    public static void lowerThisThread() {
+    /**
+     * Lowers the kernel thread running the caller, a virtual thread's carrier, once per carrier:
+     * the carriers are few and live long. The set of those lowered is cleared past
+     * {@value #REMEMBERED} (thread ids are reused): a carrier is then lowered once more, harmlessly.
+     */
+    public static void lowerCarrier() {
         if (GETTID == null) {
             return;
         }
         try {
             int tid = (int) GETTID.invokeExact();
+            if (LOWERED.size() > REMEMBERED) {
+                LOWERED.clear();
+            }
             if (LOWERED.add(tid)) {
-                int ignored = (int) SETPRIORITY.invokeExact(PRIO_PROCESS, tid, NICE);
+                setNice(tid);
             }
         } catch (Throwable e) {
             // best effort
         }
+    }
+
+    /** Lowers the calling platform thread; call it once, as the thread starts. */
+    public static void lowerThisThread() {
+        if (GETTID == null) {
+            return;
+        }
+        try {
+            setNice((int) GETTID.invokeExact());
+        } catch (Throwable e) {
+            // best effort
+        }
+    }
+
+    private static void setNice(int tid) throws Throwable {
+        int ignored = (int) SETPRIORITY.invokeExact(PRIO_PROCESS, tid, NICE);
     }
 }
