@@ -31,7 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
  * such floods, over plain HTTP and over TLS (full handshakes with wrong passwords, and
  * handshakes that never finish), the server as the agent builds it (a real web configuration
  * file, a real bcrypt hash at cost 10) answers every probe within a second and every scrape of
- * a client whose login it knows, and still lets a new login in.
+ * a client whose login it knows, and still lets a new login in. The probes come once a second
+ * each, the kubelet's shortest period; the flood runs in a JVM of its own ({@link PortFlood}).
  */
 @Timeout(180)
 class AuthFloodTest {

@@ -31,9 +31,10 @@ import org.junit.jupiter.api.io.TempDir;
  * Issue 23, on the packaged agent with the JVM options it ships (a 32 MiB heap), basic auth on
  * its metrics port (over plain HTTP, then over TLS) and a private dockerd: 16 addresses x 64
  * connections flood the port with wrong passwords (over TLS: full handshakes, or handshakes that
- * never finish), from a JVM of their own. Meanwhile the kubelet's probes are answered, 30 of 30
- * each within a second, Prometheus' 12 scrapes succeed, and GPU containers started during the
- * flood have their aliases at their first instruction, every one of them.
+ * never finish), from a JVM of their own ({@link PortFlood}). Meanwhile the kubelet's probes
+ * (once a second each, its shortest period) are answered, 30 of 30 each within a second,
+ * Prometheus' 12 scrapes succeed, and GPU containers started during the flood have their aliases
+ * at their first instruction, every one of them. The agent's CPU during the flood is reported.
  */
 @Timeout(600)
 class AuthFloodIT {
