@@ -54,7 +54,11 @@ public record AgentConfig(
          * The uid of the agent's own pod (the DaemonSet gives it from metadata.uid): the agent is ready
          * only once a watched runtime runs it; empty outside Kubernetes.
          */
-        Optional<String> podUid) {
+        Optional<String> podUid,
+        /** The runtime's NRI socket: where the agent serves containerd's starts as an NRI plugin. */
+        String nriSocket,
+        /** The longest the agent holds a start inside the runtime (NRI): past it, the container starts, repaired after. */
+        Duration nriDeadline) {
 
     /** Where the NVIDIA runtimes put driver files (docs/design.md); {@code --lib-dir} adds more. */
     public static final List<String> DEFAULT_LIBRARY_DIRECTORIES = List.of(

@@ -1,12 +1,7 @@
 package io.driveralias.agent.containerd;
 
-import com.google.protobuf.Any;
-import com.google.protobuf.InvalidProtocolBufferException;
-import io.driveralias.agent.containerd.api.Container;
-import io.driveralias.agent.containerd.api.LinuxRuncOptions;
 import io.driveralias.agent.containerd.api.Mount;
 import io.driveralias.agent.containerd.api.Process;
-import io.driveralias.agent.containerd.api.RuncOptions;
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.GpuRequest;
 import java.time.Instant;
@@ -22,13 +17,8 @@ import java.util.Set;
  */
 final class ContainerInfoMapper {
 
-    /** The CRI's annotation and label on a pod's sandbox ("pause") container. */
-    static final String CRI_CONTAINER_TYPE = "io.kubernetes.cri.container-type";
-    static final String CRI_KIND_LABEL = "io.cri-containerd.kind";
     static final String CRI_CONTAINER_NAME = "io.kubernetes.cri.container-name";
     static final String CRI_SANDBOX_NAME = "io.kubernetes.cri.sandbox-name";
-    /** Set by containerd 2.0's CRI; 1.6 and 1.7 record the handler only in the sandbox's own CRI record. */
-    static final String CRI_RUNTIME_HANDLER = "io.kubernetes.cri.runtime-handler";
     /** The CRI's annotation naming a container's sandbox. */
     static final String CRI_SANDBOX_ID = "io.kubernetes.cri.sandbox-id";
     static final String CDI_ANNOTATION_PREFIX = "cdi.k8s.io/";
@@ -54,28 +44,42 @@ final class ContainerInfoMapper {
      * @param startedAt when that process started, if it exists
      * @param snapshot  the mounts of its root's snapshot (overlayfs: one overlay mount)
      */
-    static ContainerInfo map(Container container, OciSpec spec, Optional<Process> task, Optional<Instant> startedAt,
+    static ContainerInfo map(ContainerRecord container, Optional<Process> task, Optional<Instant> startedAt,
                              List<Mount> snapshot, Optional<String> criHandler, Settings settings) {
-        Map<String, String> labels = container.getLabelsMap();
-        Map<String, String> annotations = spec.annotations();
-        boolean sandbox = "sandbox".equals(annotations.get(CRI_CONTAINER_TYPE)) || "sandbox".equals(labels.get(CRI_KIND_LABEL));
         boolean running = task.map(ContainerInfoMapper::processExists).orElse(false);
-        String name = annotations.getOrDefault(sandbox ? CRI_SANDBOX_NAME : CRI_CONTAINER_NAME, container.getId());
-        return ContainerInfo.builder(container.getId())
-                .name(name)
-                .image(container.getImage())
-                .labels(labels)
-                .sandbox(sandbox)
+        return described(container, criHandler, settings)
                 .running(running)
                 .pid(running ? task.get().getPid() : 0)
                 .startedAt(running ? startedAt : Optional.empty())
-                .mounts(spec.binds())
-                .storage(container.getSnapshotter())
                 .overlay(overlay(container, snapshot, settings))
+                .build();
+    }
+
+    /**
+     * What the record says, before any task: everything but the process and the overlay's
+     * layers. Only what the CRI alone writes decides whether a container is a pod's sandbox and
+     * which pod it belongs to: its own record of the container (an extension, which {@code ctr}
+     * cannot set), the kubelet's labels (which override an image's) and its annotations on the
+     * spec. A container made another way ({@code ctr}) is never a sandbox and names no pod,
+     * whatever labels and annotations its creator gave it.
+     */
+    static ContainerInfo.Builder described(ContainerRecord container, Optional<String> criHandler, Settings settings) {
+        OciSpec spec = container.spec();
+        boolean cri = container.cri() != ContainerRecord.CriKind.NONE;
+        boolean sandbox = container.cri() == ContainerRecord.CriKind.SANDBOX;
+        Map<String, String> labels = cri ? container.labels() : Map.of();
+        String name = cri ? spec.annotations().getOrDefault(sandbox ? CRI_SANDBOX_NAME : CRI_CONTAINER_NAME, container.id())
+                : container.id();
+        return ContainerInfo.builder(container.id())
+                .name(name)
+                .image(container.image())
+                .labels(labels)
+                .sandbox(sandbox)
+                .mounts(spec.binds())
+                .storage(container.snapshotter())
                 .readOnlyRootfs(spec.readOnlyRoot())
                 .user(user(spec))
-                .gpu(gpu(container.getRuntime(), spec, criHandler, settings.gpuRuntimes()))
-                .build();
+                .gpu(gpu(container, cri ? criHandler : Optional.empty(), settings.gpuRuntimes()));
     }
 
     /** The process exists from the task's creation (before its first instruction) until it is reaped. */
@@ -90,8 +94,8 @@ final class ContainerInfoMapper {
      * overlayfs's layers from the snapshot's mount options, and where the task mounts the
      * root: {@code <state>/io.containerd.runtime.v2.task/<namespace>/<id>/rootfs}.
      */
-    static Optional<ContainerInfo.OverlayLayers> overlay(Container container, List<Mount> snapshot, Settings settings) {
-        if (!container.getSnapshotter().equals("overlayfs") || snapshot.size() != 1 || !snapshot.getFirst().getType().equals("overlay")) {
+    static Optional<ContainerInfo.OverlayLayers> overlay(ContainerRecord container, List<Mount> snapshot, Settings settings) {
+        if (!container.snapshotter().equals("overlayfs") || snapshot.size() != 1 || !snapshot.getFirst().getType().equals("overlay")) {
             return Optional.empty();
         }
         String upper = "";
@@ -103,9 +107,8 @@ final class ContainerInfoMapper {
                 lower = option.substring("lowerdir=".length());
             }
         }
-        String merged = settings.stateDir() + "/io.containerd.runtime.v2.task/" + settings.namespace() + "/" + container.getId()
-                + "/rootfs";
-        return Optional.of(new ContainerInfo.OverlayLayers(upper, lower, merged));
+        String bundle = settings.stateDir() + "/io.containerd.runtime.v2.task/" + settings.namespace() + "/" + container.id();
+        return Optional.of(new ContainerInfo.OverlayLayers(upper, lower, bundle + "/rootfs", bundle));
     }
 
     private static String user(OciSpec spec) {
@@ -119,13 +122,13 @@ final class ContainerInfoMapper {
      * The GPU request: the runtime is NVIDIA's when its binary is (the GPU Operator's and the
      * toolkit's {@code BinaryName}), or when its CRI handler is one of {@code --gpu-runtime}; a
      * CDI annotation naming an NVIDIA device is a device request; NVIDIA's device nodes count.
-     *
-     * @param criHandler the pod's runtime handler from the CRI's sandbox record (containerd 1.6, 1.7)
+     * The handler is the CRI's ({@code criHandler}: containerd 2.x's annotation on a CRI
+     * container's spec, else the pod's sandbox record), else the runtime's own name.
      */
-    static GpuRequest gpu(Container.Runtime runtime, OciSpec spec, Optional<String> criHandler, Set<String> gpuRuntimes) {
-        Optional<String> binary = binaryName(runtime.getOptions());
-        String handler = Optional.ofNullable(spec.annotations().get(CRI_RUNTIME_HANDLER)).or(() -> criHandler)
-                .orElse(lastElement(runtime.getName()));
+    static GpuRequest gpu(ContainerRecord container, Optional<String> criHandler, Set<String> gpuRuntimes) {
+        OciSpec spec = container.spec();
+        Optional<String> binary = container.runtimeBinary();
+        String handler = criHandler.orElse(lastElement(container.runtimeName()));
         boolean nvidiaBinary = binary.map(b -> fileName(b).startsWith(NVIDIA_RUNTIME_PREFIX)).orElse(false);
         boolean deviceRequest = false;
         for (Map.Entry<String, String> annotation : spec.annotations().entrySet()) {
@@ -135,23 +138,8 @@ final class ContainerInfoMapper {
                 }
             }
         }
-        return GpuRequest.of(binary.orElse(runtime.getName()), nvidiaBinary || gpuRuntimes.contains(handler),
+        return GpuRequest.of(binary.orElse(container.runtimeName()), nvidiaBinary || gpuRuntimes.contains(handler),
                 spec.gpuEnvironment(), deviceRequest, spec.nvidiaDevices());
-    }
-
-    /** The OCI runtime binary the options name (runc's {@code BinaryName}), if any. */
-    static Optional<String> binaryName(Any options) {
-        String type = options.getTypeUrl().substring(options.getTypeUrl().lastIndexOf('/') + 1);
-        try {
-            String binary = switch (type) {
-                case RUNC_OPTIONS -> RuncOptions.parseFrom(options.getValue()).getBinaryName();
-                case LINUX_RUNC_OPTIONS -> LinuxRuncOptions.parseFrom(options.getValue()).getRuntime();
-                default -> "";
-            };
-            return binary.isEmpty() ? Optional.empty() : Optional.of(binary);
-        } catch (InvalidProtocolBufferException e) {
-            return Optional.empty();
-        }
     }
 
     /** {@code io.containerd.runc.v2} -> {@code v2}; a plain name stays itself. */

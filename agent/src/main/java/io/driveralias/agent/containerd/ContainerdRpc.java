@@ -5,11 +5,9 @@ import com.google.protobuf.Message;
 import com.google.protobuf.Parser;
 import io.driveralias.agent.containerd.api.Envelope;
 import io.driveralias.agent.containerd.api.GetContainerRequest;
-import io.driveralias.agent.containerd.api.GetContainerResponse;
 import io.driveralias.agent.containerd.api.GetTaskRequest;
 import io.driveralias.agent.containerd.api.GetTaskResponse;
 import io.driveralias.agent.containerd.api.ListContainersRequest;
-import io.driveralias.agent.containerd.api.ListContainersResponse;
 import io.driveralias.agent.containerd.api.ListTasksRequest;
 import io.driveralias.agent.containerd.api.ListTasksResponse;
 import io.driveralias.agent.containerd.api.MountsRequest;
@@ -32,12 +30,20 @@ final class ContainerdRpc {
 
     static final MethodDescriptor<Empty, VersionResponse> VERSION = unary("containerd.services.version.v1.Version/Version",
             Empty.getDefaultInstance(), VersionResponse.parser());
-    static final MethodDescriptor<GetContainerRequest, GetContainerResponse> GET_CONTAINER = unary(
-            "containerd.services.containers.v1.Containers/Get", GetContainerRequest.getDefaultInstance(),
-            GetContainerResponse.parser());
-    static final MethodDescriptor<ListContainersRequest, ListContainersResponse> LIST_CONTAINERS = unary(
-            "containerd.services.containers.v1.Containers/List", ListContainersRequest.getDefaultInstance(),
-            ListContainersResponse.parser());
+    /** A container's record, read as it streams: only {@link ContainerRecord}'s few bounded fields are kept. */
+    static final MethodDescriptor<GetContainerRequest, ContainerRecord> GET_CONTAINER = MethodDescriptor
+            .<GetContainerRequest, ContainerRecord>newBuilder().setType(MethodDescriptor.MethodType.UNARY)
+            .setFullMethodName("containerd.services.containers.v1.Containers/Get")
+            .setRequestMarshaller(new ProtoMarshaller<>(GetContainerRequest.parser()))
+            .setResponseMarshaller(new StreamingMarshaller<>(ContainerRecordReader::readResponse))
+            .build();
+    /** How many containers a list holds; none of them is read. */
+    static final MethodDescriptor<ListContainersRequest, Integer> COUNT_CONTAINERS = MethodDescriptor
+            .<ListContainersRequest, Integer>newBuilder().setType(MethodDescriptor.MethodType.UNARY)
+            .setFullMethodName("containerd.services.containers.v1.Containers/List")
+            .setRequestMarshaller(new ProtoMarshaller<>(ListContainersRequest.parser()))
+            .setResponseMarshaller(new StreamingMarshaller<>(StreamingMarshaller::countItems))
+            .build();
     static final MethodDescriptor<GetTaskRequest, GetTaskResponse> GET_TASK = unary("containerd.services.tasks.v1.Tasks/Get",
             GetTaskRequest.getDefaultInstance(), GetTaskResponse.parser());
     static final MethodDescriptor<ListTasksRequest, ListTasksResponse> LIST_TASKS = unary(

@@ -3,9 +3,9 @@ package io.driveralias.agent.containerd;
 import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Empty;
-import com.google.protobuf.InvalidProtocolBufferException;
 import io.driveralias.agent.containerd.api.Container;
 import io.driveralias.agent.containerd.api.GetContainerRequest;
+import io.driveralias.agent.containerd.api.GetContainerResponse;
 import io.driveralias.agent.containerd.api.GetTaskRequest;
 import io.driveralias.agent.containerd.api.ListContainersRequest;
 import io.driveralias.agent.containerd.api.ListTasksRequest;
@@ -26,10 +26,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -47,6 +50,8 @@ public final class ContainerdRuntime implements ContainerRuntime {
     private static final Logger LOG = LoggerFactory.getLogger(ContainerdRuntime.class);
     static final Duration CALL_DEADLINE = Duration.ofSeconds(5);
     static final Duration PING_DEADLINE = Duration.ofSeconds(2);
+    /** A description slower than this is worth a debug line: containerd or the node is busy. */
+    private static final long SLOW_DESCRIPTION = 50_000_000;
     /** Docker's own namespace in containerd: its containers are Docker's to describe (the docker runtime). */
     public static final String DOCKER_NAMESPACE = "moby";
 
@@ -72,6 +77,16 @@ public final class ContainerdRuntime implements ContainerRuntime {
     private final ContainerInfoMapper.Settings mapping;
     /** Each pod's runtime handler, by sandbox id (a pod's handler never changes). */
     private final Map<String, Optional<String>> handlers = new LruMap<>(1024);
+    /**
+     * Each container's description without its process, from its last description: what its
+     * start reuses ({@link #describeStarting}). A few KiB each, bounded; dropped when the
+     * container is removed.
+     */
+    private final Map<String, ContainerInfo> described = Collections.synchronizedMap(new LruMap<>(1024));
+    /** Records in flight: each holds up to {@link ContainerdClient#MAX_MESSAGE} of gRPC's buffers until it is read. */
+    private final Semaphore records = new Semaphore(2, true);
+    /** One more, for a starting container only: it never waits behind others' records. */
+    private final Semaphore starts = new Semaphore(1, true);
 
     public ContainerdRuntime(Settings settings, ProcessStartTime startTimes) {
         this.settings = settings;
@@ -132,17 +147,80 @@ public final class ContainerdRuntime implements ContainerRuntime {
         if (!EventDecoder.isContainerId(id)) {
             throw new ContainerRuntimeException("not a containerd container id: " + Printable.of(id));
         }
-        Container container;
-        try {
-            container = client.callInNamespace(ContainerdRpc.GET_CONTAINER, GetContainerRequest.newBuilder().setId(id).build(),
-                    CALL_DEADLINE).getContainer();
-        } catch (ContainerdClient.NotFound e) {
-            throw new ContainerRuntimeException.NoSuchContainer(id);
-        }
+        long begun = System.nanoTime();
+        ContainerRecord container = record(id).orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(id));
+        long recorded = System.nanoTime();
         Optional<Process> task = task(id);
         Optional<Instant> started = task.filter(ContainerInfoMapper::processExists).flatMap(t -> startTimes.of(t.getPid()));
-        OciSpec spec = spec(container);
-        return ContainerInfoMapper.map(container, spec, task, started, snapshot(container), criHandler(container, spec), mapping);
+        ContainerInfo info = ContainerInfoMapper.map(container, task, started, snapshot(container), criHandler(container, records),
+                mapping);
+        long took = System.nanoTime() - begun;
+        if (took > SLOW_DESCRIPTION && LOG.isDebugEnabled()) {
+            LOG.debug("container {}: described in {} ms (its record {} ms)", id, took / 1_000_000, (recorded - begun) / 1_000_000);
+        }
+        described.put(id, info.toBuilder().running(false).pid(0).startedAt(Optional.empty()).build());
+        return info;
+    }
+
+    @Override
+    public ContainerInfo describeCreated(String id) throws ContainerRuntimeException {
+        if (!EventDecoder.isContainerId(id)) {
+            throw new ContainerRuntimeException("not a containerd container id: " + Printable.of(id));
+        }
+        ContainerRecord container = record(id).orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(id));
+        ContainerInfo info = ContainerInfoMapper.map(container, Optional.empty(), Optional.empty(), snapshot(container),
+                criHandler(container, records), mapping);
+        described.put(id, info);
+        return info;
+    }
+
+    /**
+     * From the description made at its creation, with the process a {@code /tasks/create} event
+     * named: the record, the spec and the snapshot do not change once a container exists, and
+     * the process is checked by the caller (its cgroup must name the container). No call to
+     * containerd: under the CRI the process runs its first instruction some 6 ms after that event.
+     */
+    @Override
+    public Optional<ContainerInfo> describeStarting(String id, int pid) throws ContainerRuntimeException {
+        if (pid <= 0 || !EventDecoder.isContainerId(id)) {
+            return Optional.empty();
+        }
+        ContainerInfo known = described.get(id);
+        if (known == null) {
+            // Its create was not described yet (a storm of others ahead of it): its record now, ahead
+            // of them, and its process as the event named it; the caller checks the process is its.
+            ContainerRecord container = record(id, starts).orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(id));
+            known = ContainerInfoMapper.map(container, Optional.empty(), Optional.empty(), snapshot(container),
+                    criHandler(container, starts), mapping);
+            described.put(id, known);
+        }
+        ContainerInfo base = known;
+        return startTimes.of(pid).map(started -> base.toBuilder().running(true).pid(pid).startedAt(Optional.of(started))
+                .build());
+    }
+
+    /** The container's record, read as it streams; at most two at once, as each holds up to 8 MiB of gRPC's buffers. */
+    private Optional<ContainerRecord> record(String id) throws ContainerRuntimeException {
+        return record(id, records);
+    }
+
+    private Optional<ContainerRecord> record(String id, Semaphore records) throws ContainerRuntimeException {
+        try {
+            if (!records.tryAcquire(CALL_DEADLINE.toMillis(), TimeUnit.MILLISECONDS)) {
+                throw new ContainerRuntimeException.Unreachable("containerd: no description within " + CALL_DEADLINE, null);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ContainerRuntimeException.Unreachable("interrupted", e);
+        }
+        try {
+            return Optional.of(client.callInNamespace(ContainerdRpc.GET_CONTAINER, GetContainerRequest.newBuilder().setId(id)
+                    .build(), CALL_DEADLINE));
+        } catch (ContainerdClient.NotFound e) {
+            return Optional.empty();
+        } finally {
+            records.release();
+        }
     }
 
     /**
@@ -150,7 +228,7 @@ public final class ContainerdRuntime implements ContainerRuntime {
      * method, protobuf's schemas of its messages, the spec's parser): with {@code ctr run}, whose
      * start follows its create within milliseconds, the first container after the agent started
      * was repaired after its first instruction. Here each of the three calls asks for a container
-     * that does not exist, and a description made up in memory goes through parsing and mapping.
+     * that does not exist, and a description made up in memory goes through reading and mapping.
      */
     @Override
     public void warmUp() {
@@ -163,18 +241,18 @@ public final class ContainerdRuntime implements ContainerRuntime {
                                 + "\"annotations\":{}}")))
                 .build();
         try {
-            Container parsed = Container.parseFrom(sample.toByteArray());
-            ContainerInfoMapper.map(parsed, spec(parsed), Optional.empty(), Optional.empty(), List.of(), Optional.empty(),
-                    mapping);
+            ContainerRecord parsed = ContainerRecordReader.readResponse(GetContainerResponse.newBuilder().setContainer(sample)
+                    .build().toByteString().newInput());
+            ContainerInfoMapper.map(parsed, Optional.empty(), Optional.empty(), List.of(), Optional.empty(), mapping);
             describe(absent);
         } catch (ContainerRuntimeException.NoSuchContainer expected) {
             // What a container that does not exist gets: the call's path is warm.
-        } catch (ContainerRuntimeException | InvalidProtocolBufferException | RuntimeException e) {
+        } catch (ContainerRuntimeException | IOException | RuntimeException e) {
             LOG.debug("containerd warm-up: {}", Printable.of(String.valueOf(e.getMessage())));
         }
         try {
             task(absent);
-            snapshot(sample);
+            snapshot(sample.getSnapshotter(), sample.getSnapshotKey());
         } catch (ContainerRuntimeException | RuntimeException e) {
             LOG.debug("containerd warm-up: {}", Printable.of(String.valueOf(e.getMessage())));
         }
@@ -182,15 +260,16 @@ public final class ContainerdRuntime implements ContainerRuntime {
 
     /**
      * The pod's runtime handler from its sandbox's CRI record (its own, for a sandbox), kept per
-     * sandbox: one more lookup per pod, not per container.
+     * sandbox: one more lookup per pod, not per container. Only for containers the CRI made, and
+     * only from the sandbox the CRI's own annotation names.
      */
-    private Optional<String> criHandler(Container container, OciSpec spec) throws ContainerRuntimeException {
-        String sandboxId = spec.annotations().get(ContainerInfoMapper.CRI_SANDBOX_ID);
-        if (sandboxId == null || !EventDecoder.isContainerId(sandboxId)) {
-            return Optional.empty();
+    private Optional<String> criHandler(ContainerRecord container, Semaphore permits) throws ContainerRuntimeException {
+        if (container.cri() == ContainerRecord.CriKind.SANDBOX) {
+            return container.sandboxHandler();
         }
-        if (sandboxId.equals(container.getId())) {
-            return CriSandboxRecord.runtimeHandler(container);
+        String sandboxId = container.spec().annotations().get(ContainerInfoMapper.CRI_SANDBOX_ID);
+        if (container.cri() == ContainerRecord.CriKind.NONE || sandboxId == null || !EventDecoder.isContainerId(sandboxId)) {
+            return Optional.empty();
         }
         synchronized (handlers) {
             Optional<String> known = handlers.get(sandboxId);
@@ -198,13 +277,8 @@ public final class ContainerdRuntime implements ContainerRuntime {
                 return known;
             }
         }
-        Optional<String> handler;
-        try {
-            handler = CriSandboxRecord.runtimeHandler(client.callInNamespace(ContainerdRpc.GET_CONTAINER,
-                    GetContainerRequest.newBuilder().setId(sandboxId).build(), CALL_DEADLINE).getContainer());
-        } catch (ContainerdClient.NotFound e) {
-            return Optional.empty();
-        }
+        Optional<String> handler = record(sandboxId, permits).filter(r -> r.cri() == ContainerRecord.CriKind.SANDBOX)
+                .flatMap(ContainerRecord::sandboxHandler);
         synchronized (handlers) {
             handlers.put(sandboxId, handler);
         }
@@ -227,7 +301,7 @@ public final class ContainerdRuntime implements ContainerRuntime {
     public boolean runsPod(String podUid) throws ContainerRuntimeException {
         ListContainersRequest request = ListContainersRequest.newBuilder()
                 .addFilters("labels.\"" + POD_UID_LABEL + "\"==" + podUid).build();
-        return client.callInNamespace(ContainerdRpc.LIST_CONTAINERS, request, CALL_DEADLINE).getContainersCount() > 0;
+        return client.callInNamespace(ContainerdRpc.COUNT_CONTAINERS, request, CALL_DEADLINE) > 0;
     }
 
     @Override
@@ -247,7 +321,21 @@ public final class ContainerdRuntime implements ContainerRuntime {
     @Override
     public EventStream events(Optional<String> since) throws ContainerRuntimeException {
         // containerd replays nothing: since is ignored, and a reconcile follows every (re)connect.
-        return EventSubscription.open(client, settings.namespace());
+        EventStream events = EventSubscription.open(client, settings.namespace());
+        // A removed container's id may be used again: its description goes with it.
+        return new EventStream() {
+            @Override
+            public Optional<Event> next() throws ContainerRuntimeException {
+                Optional<Event> event = events.next();
+                event.filter(e -> e.action() == Action.REMOVED).ifPresent(e -> described.remove(e.containerId()));
+                return event;
+            }
+
+            @Override
+            public void close() {
+                events.close();
+            }
+        };
     }
 
     /**
@@ -270,28 +358,17 @@ public final class ContainerdRuntime implements ContainerRuntime {
     }
 
     /** The spec, or an empty one (no GPU request: nothing is written) where it is not what it should be. */
-    private static OciSpec spec(Container container) {
-        if (!container.hasSpec()) {
-            return OciSpec.EMPTY;
-        }
-        try {
-            return OciSpecParser.parse(container.getSpec().getValue().newInput());
-        } catch (IOException | RuntimeException e) {
-            LOG.debug("container {}: OCI spec skipped, read as asking for nothing: {}", container.getId(),
-                    Printable.of(String.valueOf(e.getMessage())));
-            return OciSpec.EMPTY;
-        }
+    private List<Mount> snapshot(ContainerRecord container) throws ContainerRuntimeException {
+        return snapshot(container.snapshotter(), container.snapshotKey());
     }
 
-    /** The mounts of the container's root snapshot; none where it has none or the snapshotter does not say. */
-    private List<Mount> snapshot(Container container) throws ContainerRuntimeException {
-        if (container.getSnapshotter().isEmpty() || container.getSnapshotKey().isEmpty()) {
+    private List<Mount> snapshot(String snapshotter, String key) throws ContainerRuntimeException {
+        if (snapshotter.isEmpty() || key.isEmpty()) {
             return List.of();
         }
         try {
             return client.callInNamespace(ContainerdRpc.SNAPSHOT_MOUNTS, MountsRequest.newBuilder()
-                    .setSnapshotter(container.getSnapshotter()).setKey(container.getSnapshotKey()).build(), CALL_DEADLINE)
-                    .getMountsList();
+                    .setSnapshotter(snapshotter).setKey(key).build(), CALL_DEADLINE).getMountsList();
         } catch (ContainerdClient.NotFound e) {
             return List.of();
         }

@@ -6,7 +6,9 @@ import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.google.protobuf.Any;
 import io.driveralias.agent.containerd.api.Container;
+import io.driveralias.agent.json.CappedStrings;
 import java.io.IOException;
+import java.io.InputStream;
 import java.util.Optional;
 
 /**
@@ -19,8 +21,13 @@ final class CriSandboxRecord {
 
     static final String EXTENSION = "io.cri-containerd.sandbox.metadata";
     private static final int MAX_HANDLER = 256;
+    /** The record holds the pod's whole configuration (its annotations among it): every string cut short as it streams. */
+    private static final int STRING_CAP = 1024;
     private static final JsonFactory JSON = JsonFactory.builder()
-            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64).build()).build();
+            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(64).build())
+            .disable(JsonFactory.Feature.CANONICALIZE_FIELD_NAMES)
+            .disable(JsonFactory.Feature.INTERN_FIELD_NAMES)
+            .build();
 
     private CriSandboxRecord() {
     }
@@ -28,10 +35,12 @@ final class CriSandboxRecord {
     /** The runtime handler of a sandbox container's CRI record; empty where there is none or it is not readable. */
     static Optional<String> runtimeHandler(Container sandbox) {
         Any record = sandbox.getExtensionsMap().get(EXTENSION);
-        if (record == null) {
-            return Optional.empty();
-        }
-        try (JsonParser p = JSON.createParser(record.getValue().newInput())) {
+        return record == null ? Optional.empty() : runtimeHandler(record.getValue().newInput());
+    }
+
+    /** The runtime handler in a sandbox's CRI record (its JSON, as it streams); empty where there is none or it is not readable. */
+    static Optional<String> runtimeHandler(InputStream json) {
+        try (JsonParser p = JSON.createParser(new CappedStrings(json, STRING_CAP))) {
             if (p.nextToken() != JsonToken.START_OBJECT) {
                 return Optional.empty();
             }
@@ -55,7 +64,8 @@ final class CriSandboxRecord {
             JsonToken value = p.nextToken();
             if (name.equals("RuntimeHandler") && value == JsonToken.VALUE_STRING) {
                 String handler = p.getText();
-                return handler.isEmpty() || handler.length() > MAX_HANDLER ? Optional.empty() : Optional.of(handler);
+                return handler.isEmpty() || handler.length() > MAX_HANDLER || CappedStrings.isCut(handler) ? Optional.empty()
+                        : Optional.of(handler);
             }
             p.skipChildren();
         }

@@ -52,8 +52,11 @@ final class EventDecoder {
         try {
             return switch (topic) {
                 case CONTAINER_CREATE -> event(ContainerCreate.parseFrom(value).getId(), ContainerRuntime.Action.CREATED, topic);
-                case TASK_CREATE -> event(TaskCreate.parseFrom(value).getContainerId(), ContainerRuntime.Action.PROCESS_CREATED,
-                        topic);
+                case TASK_CREATE -> {
+                    TaskCreate create = TaskCreate.parseFrom(value);
+                    yield event(create.getContainerId(), ContainerRuntime.Action.PROCESS_CREATED, topic)
+                            .map(e -> new ContainerRuntime.Event(e.containerId(), e.action(), topic, "", create.getPid()));
+                }
                 case TASK_START -> event(TaskStart.parseFrom(value).getContainerId(), ContainerRuntime.Action.STARTED, topic);
                 case TASK_EXIT -> {
                     TaskExit exit = TaskExit.parseFrom(value);

@@ -31,10 +31,15 @@ public record ContainerInfo(String id, String name, String image, Map<String, St
     /**
      * The layers of a root kept as an overlay: {@code upperDir} (its writable layer),
      * {@code lowerDir} (the image's layers, colon-separated, top first, as overlayfs takes them)
-     * and {@code mergedDir}, where the runtime mounts the overlay when the container starts.
-     * A path the runtime did not tell is empty.
+     * and {@code mergedDir}, where the runtime mounts the overlay when the container starts;
+     * {@code taskDir}, where the runtime notes the container's process once it made it
+     * ({@code init.pid} in containerd's task bundle), empty where it does not say. A path the
+     * runtime did not tell is empty.
      */
-    public record OverlayLayers(String upperDir, String lowerDir, String mergedDir) {
+    public record OverlayLayers(String upperDir, String lowerDir, String mergedDir, String taskDir) {
+        public OverlayLayers(String upperDir, String lowerDir, String mergedDir) {
+            this(upperDir, lowerDir, mergedDir, "");
+        }
     }
 
     public ContainerInfo {

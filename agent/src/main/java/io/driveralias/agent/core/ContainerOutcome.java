@@ -13,7 +13,12 @@ public enum ContainerOutcome {
     /** Some alias is still missing or wrong; see the failure reason. */
     FAILED("failed"),
     /** The container exited before (or while) it was examined. */
-    GONE("gone");
+    GONE("gone"),
+    /**
+     * A GPU container that exited before its aliases could be verified: it ran without them.
+     * Counted apart from {@link #GONE} (and with reason {@code container_gone}), and said.
+     */
+    MISSED("missed");
 
     private final String label;
 

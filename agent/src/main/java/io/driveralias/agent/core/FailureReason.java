@@ -15,7 +15,12 @@ public enum FailureReason {
     /** The container exited (or its process was replaced) during the repair. */
     CONTAINER_GONE("container_gone"),
     DOCKER_ERROR("docker_error"),
-    IO("io");
+    IO("io"),
+    /**
+     * The runtime's description of the container holds more of what the agent keeps (bind
+     * mounts, CRI and CDI annotations, NVIDIA variables) than its bounds: refused, not held.
+     */
+    TOO_LARGE("too_large");
 
     private final String label;
 

@@ -23,7 +23,12 @@ public enum LateRepairCause {
     MISSED_CREATE("missed_create", "the agent had not handled the container's creation when it started (the agent"
             + " or its runtime restarted, its queue was full, or the start followed the create before the agent had"
             + " described it)"),
-    INCOMPLETE("incomplete", "some aliases were written before the start, and the start path added the rest");
+    INCOMPLETE("incomplete", "some aliases were written before the start, and the start path added the rest"),
+    NRI_TIMEOUT("nri_timeout", "the runtime's NRI call was answered at the agent's deadline, before the repair inside"
+            + " the container's start was done (a busy node, or a slow root filesystem)"),
+    SLOW_CREATE("slow_create", "the agent handled the container's creation, but its process existed before the aliases"
+            + " were written and had begun its program when they were verified (a busy node, or a start that followed"
+            + " the create within milliseconds)");
 
     private final String label;
     private final String explanation;

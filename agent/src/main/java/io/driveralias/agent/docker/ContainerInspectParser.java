@@ -12,6 +12,8 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.GpuRequest;
+import io.driveralias.agent.json.CappedStrings;
+import io.driveralias.agent.json.DescriptionTooLarge;
 import java.io.IOException;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
@@ -36,6 +38,11 @@ final class ContainerInspectParser {
     /** The labels the agent reads: the kubelet's, on the containers it starts. */
     private static final String KUBELET_LABELS = "io.kubernetes.";
     private static final List<String> GPU_VARIABLES = List.of("NVIDIA_VISIBLE_DEVICES=", "NVIDIA_DRIVER_CAPABILITIES=");
+    /** The kubelet's labels the agent reads (dockershim, cri-dockerd). */
+    private static final Set<String> KUBELET_LABEL_NAMES = Set.of("io.kubernetes.pod.name", "io.kubernetes.pod.namespace",
+            "io.kubernetes.pod.uid", "io.kubernetes.container.name", "io.kubernetes.docker.type");
+    /** Far more than any pod declares (Kubernetes' own validation allows a few hundred). */
+    private static final int MAX_MOUNTS = 1024;
 
     private ContainerInspectParser() {
     }
@@ -87,8 +94,8 @@ final class ContainerInspectParser {
         return ContainerInfo.builder(f.id)
                 .name(withoutSlash(f.name))
                 .image(f.image)
-                .labels(f.labels)
-                .sandbox(isSandbox(f.labels))
+                .labels(kubeletsOwn(withoutSlash(f.name), f.labels))
+                .sandbox(isSandbox(kubeletsOwn(withoutSlash(f.name), f.labels)))
                 .running(f.running)
                 .pid(f.pid)
                 .startedAt(time(f.startedAt))
@@ -133,8 +140,8 @@ final class ContainerInspectParser {
         return ContainerInfo.builder(c.id())
                 .name(c.name())
                 .image(c.image())
-                .labels(c.labels())
-                .sandbox(isSandbox(c.labels()))
+                .labels(kubeletsOwn(c.name(), c.labels()))
+                .sandbox(isSandbox(kubeletsOwn(c.name(), c.labels())))
                 .mounts(c.mounts())
                 .storage(storage)
                 .overlay(overlay(storage, overlayPaths))
@@ -229,24 +236,36 @@ final class ContainerInspectParser {
         return data;
     }
 
+    /** The kubelet's labels the agent reads, by name: an image may add thousands more under the same prefix. */
     private static Map<String, String> kubeletLabels(JsonParser p, JsonToken start) throws IOException {
         Map<String, String> labels = new HashMap<>();
-        strings(p, start, key -> key.startsWith(KUBELET_LABELS), labels);
+        strings(p, start, KUBELET_LABEL_NAMES::contains, labels);
+        labels.values().removeIf(CappedStrings::isCut);
         return labels;
     }
 
-    /** The environment's NVIDIA variables, in order; other entries are never made into strings. */
+    /**
+     * The environment's two NVIDIA variables the agent uses, the last of each; no other entry is
+     * kept, and none is read past {@link JsonReading#STRING_CAP} bytes.
+     */
     private static List<String> gpuVariables(JsonParser p, JsonToken start) throws IOException {
         if (start != JsonToken.START_ARRAY) {
             p.skipChildren();
             return List.of();
         }
-        List<String> env = new ArrayList<>();
+        String[] last = new String[GPU_VARIABLES.size()];
         for (JsonToken t = p.nextToken(); item(t); t = p.nextToken()) {
             if (t == JsonToken.VALUE_STRING && startsWithAny(p, GPU_VARIABLES)) {
-                env.add(p.getText());
+                String entry = JsonReading.kept(p.getText(), "an NVIDIA variable");
+                last[entry.startsWith(GPU_VARIABLES.getFirst()) ? 0 : 1] = entry;
             } else {
                 p.skipChildren();
+            }
+        }
+        List<String> env = new ArrayList<>(2);
+        for (String entry : last) {
+            if (entry != null) {
+                env.add(entry);
             }
         }
         return env;
@@ -278,9 +297,19 @@ final class ContainerInspectParser {
                     default -> p.skipChildren();
                 }
             }
-            mounts.add(new ContainerInfo.Mount(type, source, destination, readWrite));
+            if (mounts.size() == MAX_MOUNTS) {
+                throw new DescriptionTooLarge("more than " + MAX_MOUNTS + " mounts");
+            }
+            mounts.add(new ContainerInfo.Mount(type, JsonReading.kept(source, "a mount's source"),
+                    JsonReading.kept(destination, "a mount's destination"), readWrite));
         }
         return mounts;
+    }
+
+    /** Whether the environment decides anything: only a GPU runtime reads NVIDIA_VISIBLE_DEVICES. */
+    static boolean environmentMatters(HostSettings host, Runtimes runtimes) {
+        String runtime = host.runtime().isEmpty() ? runtimes.defaultRuntime() : host.runtime();
+        return runtimes.gpuRuntimes().contains(runtime);
     }
 
     /**
@@ -291,6 +320,31 @@ final class ContainerInspectParser {
         String runtime = host.runtime().isEmpty() ? runtimes.defaultRuntime() : host.runtime();
         return GpuRequest.of(runtime, runtimes.gpuRuntimes().contains(runtime), env, host.deviceRequest(),
                 host.deviceNodes());
+    }
+
+    /**
+     * The kubelet's labels, where the container is the kubelet's: Docker copies an image's labels
+     * onto its containers, so an image (or whoever runs it) could name another pod, or call its
+     * container a sandbox to be left alone. The kubelet (dockershim, cri-dockerd) names its
+     * containers {@code k8s_<container>_<pod>_<namespace>_<uid>_<attempt>}, its sandboxes
+     * {@code k8s_POD_...}, and no image chooses a container's name: the labels count only where
+     * that name says the same. Elsewhere, no pod and no sandbox.
+     */
+    static Map<String, String> kubeletsOwn(String name, Map<String, String> labels) {
+        if (labels.isEmpty()) {
+            return labels;
+        }
+        String[] parts = name.split("_", -1);
+        if (parts.length != 6 || !parts[0].equals("k8s")) {
+            return Map.of();
+        }
+        boolean sandbox = "podsandbox".equals(labels.get(KUBELET_TYPE_LABEL));
+        boolean sameContainer = sandbox ? parts[1].equals("POD")
+                : !parts[1].equals("POD") && parts[1].equals(labels.get("io.kubernetes.container.name"));
+        boolean samePod = parts[2].equals(labels.get("io.kubernetes.pod.name"))
+                && parts[3].equals(labels.get("io.kubernetes.pod.namespace"))
+                && parts[4].equals(labels.get("io.kubernetes.pod.uid"));
+        return sameContainer && samePod ? labels : Map.of();
     }
 
     private static boolean isSandbox(Map<String, String> labels) {

@@ -1,6 +1,5 @@
 package io.driveralias.agent.docker;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
@@ -9,6 +8,7 @@ import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.DockerApiVersions;
 import io.driveralias.agent.core.Printable;
+import io.driveralias.agent.json.DescriptionTooLarge;
 import io.driveralias.agent.live.ContainerRuntime;
 import io.driveralias.agent.live.ContainerRuntimeException;
 import java.io.IOException;
@@ -43,7 +43,6 @@ public final class DockerEngine implements ContainerRuntime {
     private static final String EVENT_FILTERS = query(
             "{\"type\":[\"container\"],\"event\":[\"create\",\"start\",\"die\",\"destroy\"]}");
     private static final String RUNNING = query("{\"status\":[\"running\"]}");
-    private static final JsonFactory STREAMING = JsonReading.FACTORY;
     static final Duration PING_TIMEOUT = Duration.ofSeconds(2);
 
     private final String host;
@@ -178,17 +177,27 @@ public final class DockerEngine implements ContainerRuntime {
             return Optional.empty();
         }
         Optional<Map<String, String>> paths = LayerStore.overlayPaths(root, id);
-        Optional<byte[]> hostConfig = LayerStore.hostConfig(root, id);
-        Optional<byte[]> config = LayerStore.containerConfig(root, id);
-        if (paths.isEmpty() || hostConfig.isEmpty() || config.isEmpty()) {
+        Optional<InputStream> hostConfig = LayerStore.hostConfig(root, id);
+        if (paths.isEmpty() || hostConfig.isEmpty()) {
+            hostConfig.ifPresent(DockerEngine::closeQuietly);
             return Optional.empty();
         }
         HostSettings host = parse("hostconfig.json", hostConfig.get(), p -> HostSettings.read(p, p.nextToken()));
         if (host.readOnlyRootfs().isEmpty()) {
             return Optional.empty();
         }
-        List<String> env = parse("config.v2.json", config.get(), ContainerInspectParser::configEnvironment);
-        return Optional.of(ContainerInspectParser.created(listed.get(), storageDriver, paths.get(), host, env, runtimes));
+        // The cheapest look first: the environment (megabytes, if its owner wants) matters only
+        // under a GPU runtime, where NVIDIA_VISIBLE_DEVICES asks it for the driver's files.
+        ContainerInspectParser.Runtimes known = runtimes;
+        List<String> env = List.of();
+        if (ContainerInspectParser.environmentMatters(host, known)) {
+            Optional<InputStream> config = LayerStore.containerConfig(root, id);
+            if (config.isEmpty()) {
+                return Optional.empty();
+            }
+            env = parse("config.v2.json", config.get(), ContainerInspectParser::configEnvironment);
+        }
+        return Optional.of(ContainerInspectParser.created(listed.get(), storageDriver, paths.get(), host, env, known));
     }
 
     @Override
@@ -219,7 +228,7 @@ public final class DockerEngine implements ContainerRuntime {
     /** The {@code Id} of each listed container (Docker lists the newest first); nothing else is read. */
     static List<String> ids(InputStream json) throws IOException {
         List<String> ids = new ArrayList<>();
-        try (JsonParser p = STREAMING.createParser(json)) {
+        try (JsonParser p = JsonReading.parser(json)) {
             if (p.nextToken() != JsonToken.START_ARRAY) {
                 throw new IOException("not a list of containers");
             }
@@ -295,9 +304,11 @@ public final class DockerEngine implements ContainerRuntime {
                 return Optional.empty();
             }
             requireOk(path, status, body);
-            try (JsonParser parser = STREAMING.createParser(body)) {
+            try (JsonParser parser = JsonReading.parser(body)) {
                 return Optional.of(reader.read(parser));
             }
+        } catch (DescriptionTooLarge e) {
+            throw new ContainerRuntimeException.TooLarge(path + ": " + e.getMessage());
         } catch (JsonProcessingException e) {
             throw notJson(path, e);
         } catch (BoundedInput.TooLarge e) {
@@ -307,10 +318,12 @@ public final class DockerEngine implements ContainerRuntime {
         }
     }
 
-    /** One of Docker's own files, read whole already (bounded by its reader). */
-    private static <T> T parse(String what, byte[] bytes, AnswerReader<T> reader) throws ContainerRuntimeException {
-        try (JsonParser parser = STREAMING.createParser(bytes)) {
+    /** One of Docker's own files, read as it streams (its owner decides its size); closed here. */
+    private static <T> T parse(String what, InputStream file, AnswerReader<T> reader) throws ContainerRuntimeException {
+        try (InputStream in = file; JsonParser parser = JsonReading.parser(in)) {
             return reader.read(parser);
+        } catch (DescriptionTooLarge e) {
+            throw new ContainerRuntimeException.TooLarge(what + ": " + e.getMessage());
         } catch (IOException e) {
             throw notJson(what, e);
         }
@@ -347,6 +360,14 @@ public final class DockerEngine implements ContainerRuntime {
                 cause = cause.getCause();
             }
             throw new ContainerRuntimeException.Unreachable(cause.getClass().getSimpleName() + ": " + cause.getMessage(), e);
+        }
+    }
+
+    private static void closeQuietly(InputStream in) {
+        try {
+            in.close();
+        } catch (IOException ignored) {
+            // A file of Docker's opened for reading: nothing to report on closing it.
         }
     }
 

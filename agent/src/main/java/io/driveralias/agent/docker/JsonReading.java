@@ -5,7 +5,10 @@ import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadConstraints;
+import io.driveralias.agent.json.CappedStrings;
+import io.driveralias.agent.json.DescriptionTooLarge;
 import java.io.IOException;
+import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -22,11 +25,34 @@ final class JsonReading {
     static final int MAX_ANSWER = 8 << 20;
     /** Docker's answers nest a few levels deep: far deeper is refused before it costs a stack. */
     static final int MAX_DEPTH = 64;
-    /** Field names (a label's key is one) are never interned into the JVM's string table. */
+    /**
+     * The most of any one string the parser ever holds: every string of an answer is cut there as
+     * it streams ({@link CappedStrings}), so an environment value of megabytes costs a few KiB.
+     */
+    static final int STRING_CAP = 8192;
+    /** Field names (a label's key is one) are the container owner's: never interned, nor kept in a table. */
     static final JsonFactory FACTORY = JsonFactory.builder()
-            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(MAX_DEPTH).maxStringLength(MAX_ANSWER).build())
+            .streamReadConstraints(StreamReadConstraints.builder().maxNestingDepth(MAX_DEPTH).maxStringLength(STRING_CAP + 16)
+                    .build())
             .disable(JsonFactory.Feature.INTERN_FIELD_NAMES)
+            .disable(JsonFactory.Feature.CANONICALIZE_FIELD_NAMES)
             .build();
+
+    /** A parser of an answer or file of Docker's, every string in it cut at {@link #STRING_CAP}. */
+    static JsonParser parser(InputStream json) throws IOException {
+        return FACTORY.createParser(new CappedStrings(json, STRING_CAP));
+    }
+
+    /** A string the agent keeps: within its bound, else the description is refused. */
+    static String kept(String text, String what) throws DescriptionTooLarge {
+        if (CappedStrings.isCut(text) || text.length() > MAX_KEPT) {
+            throw new DescriptionTooLarge(what + " longer than " + MAX_KEPT + " bytes");
+        }
+        return text;
+    }
+
+    /** The longest string kept (a path, an NVIDIA variable). */
+    static final int MAX_KEPT = 4096;
 
     private JsonReading() {
     }

@@ -4,6 +4,8 @@ import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.fs.KernelFiles;
 import io.driveralias.agent.fs.Libc;
 import io.driveralias.agent.fs.OpenFlags;
+import io.driveralias.agent.fs.StreamedFile;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Optional;
@@ -20,7 +22,8 @@ final class LayerStore {
 
     private static final Pattern ID = Pattern.compile("[0-9a-f]{64}");
     private static final Pattern CACHE_ID = Pattern.compile("[0-9a-zA-Z_-]{1,128}");
-    private static final int MAX_CONTAINER_FILE = 1 << 20;
+    /** Docker's own bound on a request body is far below; past this, the file is not Docker's. */
+    private static final long MAX_CONTAINER_FILE = 64L << 20;
     /** overlay2 stacks at most 128 layers (500 with its newer limit): short links of 28 characters. */
     private static final int MAX_LOWER = 64 << 10;
     private static final Pattern LOWER = Pattern.compile("l/[A-Z0-9]{26}(:l/[A-Z0-9]{26}){0,1000}");
@@ -60,21 +63,34 @@ final class LayerStore {
                         .collect(java.util.stream.Collectors.joining(":")));
     }
 
-    /** The container's {@code hostconfig.json}, if it can be read whole within 1 MiB. */
-    static Optional<byte[]> hostConfig(String rootDir, String containerId) {
+    /** The container's {@code hostconfig.json}, as a stream (the caller closes it). */
+    static Optional<InputStream> hostConfig(String rootDir, String containerId) {
         return containerFile(rootDir, containerId, "hostconfig.json");
     }
 
-    /** The container's {@code config.v2.json} (its {@code Config}: environment, labels), within 1 MiB. */
-    static Optional<byte[]> containerConfig(String rootDir, String containerId) {
+    /** The container's {@code config.v2.json} (its {@code Config}: environment, labels), as a stream. */
+    static Optional<InputStream> containerConfig(String rootDir, String containerId) {
         return containerFile(rootDir, containerId, "config.v2.json");
     }
 
-    private static Optional<byte[]> containerFile(String rootDir, String containerId, String name) {
+    /**
+     * One of the container's files, streamed: its owner decides how large it is (megabytes of
+     * environment), and the parser keeps only what it uses.
+     */
+    private static Optional<InputStream> containerFile(String rootDir, String containerId, String name) {
         if (!ID.matcher(containerId).matches()) {
             return Optional.empty();
         }
-        return read(rootDir + "/containers/" + containerId, name, MAX_CONTAINER_FILE);
+        try {
+            int dir = Libc.openHost(rootDir + "/containers/" + containerId, OpenFlags.O_PATH | OpenFlags.O_DIRECTORY);
+            try {
+                return Optional.of(StreamedFile.open(dir, name, MAX_CONTAINER_FILE));
+            } finally {
+                Libc.close(dir);
+            }
+        } catch (ErrnoException e) {
+            return Optional.empty();
+        }
     }
 
     private static Optional<byte[]> read(String directory, String name, int max) {

@@ -61,8 +61,37 @@ public final class ProcessStartTime {
         return b;
     }
 
+    /**
+     * Whether a {@code stat} line is that of a container's process that has not begun the
+     * container's program: runc names it {@code runc:[2:INIT]} until its start executes the
+     * program (the name is the process's own: a program can take it too, which only makes the
+     * agent think its aliases were early).
+     */
+    public static boolean isRuntimeInit(String stat) {
+        int open = stat.indexOf('(');
+        int close = stat.lastIndexOf(')');
+        return open >= 0 && close > open && RUNTIME_INIT_NAMES.contains(stat.substring(open + 1, close));
+    }
+
+    private static final java.util.Set<String> RUNTIME_INIT_NAMES = java.util.Set.of("runc:[2:INIT]", "runc:[1:CHILD]");
+
+    /**
+     * Whether process {@code pid} is a container's process that has not begun its program
+     * ({@link #isRuntimeInit}); false where it does not exist or cannot be read.
+     */
+    public boolean inRuntimeInit(int pid) {
+        if (pid <= 0) {
+            return false;
+        }
+        try {
+            return isRuntimeInit(read(Path.of(hostProc, Integer.toString(pid), "stat")));
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
     /** {@code starttime} from a {@code stat} line: the 20th field after the command name's closing parenthesis. */
-    static long startTicks(String stat) {
+    public static long startTicks(String stat) {
         // The command name is the process's own choice and may hold spaces and parentheses.
         int end = stat.lastIndexOf(')');
         if (end < 0) {

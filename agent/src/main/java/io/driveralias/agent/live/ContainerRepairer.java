@@ -4,8 +4,6 @@ import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.ContainerScope;
 import io.driveralias.agent.core.FailureReason;
-import io.driveralias.agent.core.LinkAction;
-import io.driveralias.agent.core.LruMap;
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.FileNames;
 import io.driveralias.agent.core.LateRepairCause;
@@ -13,7 +11,6 @@ import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.logging.Mdc;
 import io.driveralias.agent.overlay.CreateTimeSeeder;
-import io.driveralias.agent.overlay.Seeding;
 import io.driveralias.agent.repair.Failures;
 import io.driveralias.agent.repair.LocateRequest;
 import io.driveralias.agent.repair.Problem;
@@ -21,10 +18,9 @@ import io.driveralias.agent.repair.RepairReport;
 import io.driveralias.agent.repair.RootRepairer;
 import java.time.Clock;
 import java.time.Instant;
-import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 
 /**
@@ -54,17 +50,9 @@ public final class ContainerRepairer {
     private final RootRepairer repairer;
     private final ContainerScope scope;
     private final Settings settings;
-    private final CreateTimeSeeder seeder;
+    private final CreateWork createWork;
     private final Clock clock;
     private final RuntimeFileSets runtimeFiles;
-    /** Containers seeded at create, until their start is verified. Bounded: some never start. */
-    private final Map<String, Seeded> seeded = Collections.synchronizedMap(new LruMap<>(4096));
-    /** GPU containers that could not be seeded at create, and why: said when their start is repaired. */
-    private final Map<String, LateRepairCause> notSeeded = Collections.synchronizedMap(new LruMap<>(4096));
-
-    /** Links written into a created container before its start, and when. */
-    private record Seeded(Instant receivedAt, Instant seededAt, List<LinkAction> links) {
-    }
 
     /** {@code seeder} null: no repair before start (one-shot commands). */
     public ContainerRepairer(ContainerRuntime runtime, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
@@ -80,12 +68,19 @@ public final class ContainerRepairer {
         this.repairer = repairer;
         this.scope = scope;
         this.settings = settings;
-        this.seeder = seeder;
+        this.createWork = new CreateWork(runtime, scope, seeder, clock);
         this.clock = clock;
         this.runtimeFiles = runtimeFiles;
     }
 
+    public Optional<Examination> examine(String id, Instant receivedAt, RootRepairer.Mode mode,
+                                         Optional<Instant> examinedStart, boolean retry) throws ContainerRuntimeException {
+        return examine(id, receivedAt, mode, examinedStart, retry, 0);
+    }
+
     /**
+     * @param pid           the container's process, where the event named it (containerd's
+     *                      {@code /tasks/create}), else 0
      * @param receivedAt    when the event (or reconcile) that asked for this arrived
      * @param examinedStart the start of this container already examined, if any: the same
      *                      start is not examined twice (create and start of one container)
@@ -95,17 +90,29 @@ public final class ContainerRepairer {
      * @throws ContainerRuntimeException when the runtime cannot answer: the caller retries later
      */
     public Optional<Examination> examine(String id, Instant receivedAt, RootRepairer.Mode mode,
-                                         Optional<Instant> examinedStart, boolean retry) throws ContainerRuntimeException {
+                                         Optional<Instant> examinedStart, boolean retry, int pid)
+            throws ContainerRuntimeException {
         ContainerInfo info;
         try {
-            info = runtime.describe(id);
+            // A process an event just named: its description from the create, if kept, with no round trip.
+            Optional<ContainerInfo> starting = pid > 0 ? runtime.describeStarting(id, pid) : Optional.empty();
+            info = starting.isPresent() ? starting.get() : runtime.describe(id);
         } catch (ContainerRuntimeException.NoSuchContainer e) {
             ContainerRef ref = new ContainerRef(id, "", "", Optional.empty());
-            return Optional.of(gone(ref, Optional.empty(), receivedAt, "removed before it could be examined"));
+            return Optional.of(gone(ref, Optional.empty(), receivedAt, "removed before it could be examined", false));
+        } catch (ContainerRuntimeException.TooLarge e) {
+            ContainerRef ref = new ContainerRef(id, "", "", Optional.empty());
+            try (Mdc ignored = Mdc.container(ref)) {
+                return Optional.of(finish(ref, ContainerOutcome.FAILED, Optional.of(new RepairReport(Optional.empty(), List.of(),
+                        List.of(new Problem("/", FailureReason.TOO_LARGE, "its description is refused: " + e.getMessage())))),
+                        Optional.empty(), receivedAt, ""));
+            }
         }
         ContainerRef ref = new ContainerRef(info.id(), info.name(), info.image(), ContainerScope.podOf(info.labels()));
         if (!info.running() && info.startedAt().isEmpty()) {
-            seedBeforeStart(info, receivedAt, mode);
+            if (mode == RootRepairer.Mode.APPLY) {
+                createWork.seedBeforeStart(info, receivedAt);
+            }
             return Optional.empty();
         }
         if (examinedStart.isPresent() && examinedStart.equals(info.startedAt()) && !(retry && info.running())) {
@@ -118,17 +125,18 @@ public final class ContainerRepairer {
                 return Optional.of(finish(ref, ContainerOutcome.EXCLUDED, Optional.empty(), info.startedAt(),
                         receivedAt, excluded.get()));
             }
-            if (!info.running()) {
-                return Optional.of(gone(ref, info.startedAt(), receivedAt, "exited before it could be examined"));
-            }
             Optional<String> notGpu = withoutGpuRequest(info);
+            if (!info.running()) {
+                return Optional.of(gone(ref, info.startedAt(), receivedAt, "exited before it could be examined",
+                        notGpu.isEmpty()));
+            }
             if (notGpu.isPresent()) {
                 return Optional.of(finish(ref, ContainerOutcome.NO_DRIVER, Optional.empty(), info.startedAt(),
                         receivedAt, notGpu.get()));
             }
             Examination result = repairRunning(info, ref, receivedAt, mode);
             if (result.outcome() == ContainerOutcome.FAILED && !stillSameStart(info)) {
-                return Optional.of(gone(ref, info.startedAt(), receivedAt, "exited during the repair"));
+                return Optional.of(gone(ref, info.startedAt(), receivedAt, "exited during the repair", true));
             }
             return Optional.of(result);
         }
@@ -158,49 +166,35 @@ public final class ContainerRepairer {
     }
 
     /**
-     * A container just created: what its runtime says of it (never waiting on a start in
-     * progress, as Docker's inspect would), and if its runtime starts it within moments, its
-     * aliases through its mounted overlay. True when the create needs nothing more: seeded,
-     * not a GPU container, or not to be written; false to examine it as usual (describe, and
-     * the upper layer while it is not starting).
+     * A created container described as such ({@link ContainerRuntime#describeCreated}) and, if it
+     * asks for a GPU, its aliases before its start. True when that was all there was to do; false
+     * when it must be examined as usual (it started meanwhile, or could not be described).
      */
-    public boolean seedWhileStarting(String id, Instant receivedAt) {
-        if (seeder == null) {
+    public boolean seedCreated(String id, Instant receivedAt) {
+        if (!createWork.enabled()) {
             return false;
         }
-        Optional<ContainerInfo> peeked;
+        ContainerInfo info;
         try {
-            peeked = runtime.peekCreated(id);
+            info = runtime.describeCreated(id);
         } catch (ContainerRuntimeException e) {
             return false;
         }
-        if (peeked.isEmpty()) {
+        if (info.running() || info.startedAt().isPresent()) {
             return false;
         }
-        ContainerInfo info = peeked.get();
-        if (info.readOnlyRootfs() || scope.exclusion(info).isPresent()) {
-            return true;
-        }
-        Optional<Seeding> seeding = seeder.seedIfStarting(info);
-        if (seeding.isEmpty() && info.overlay().filter(o -> !o.lowerDir().isEmpty()).isPresent()) {
-            // Not starting (the kubelet's rhythm): into its writable layer, with what was read
-            // already; no inspect of a container that a start may hold.
-            seeding = Optional.of(seeder.seed(info));
-        }
-        seeding.ifPresent(s -> remember(info.id(), s, receivedAt));
-        return seeding.isPresent();
+        createWork.seedBeforeStart(info, receivedAt);
+        return true;
     }
 
-    private void remember(String id, Seeding seeding, Instant receivedAt) {
-        if (!seeding.links().isEmpty()) {
-            seeded.put(id, new Seeded(receivedAt, clock.instant(), seeding.links()));
-        }
-        seeding.skipped().ifPresent(cause -> notSeeded.put(id, cause));
+    /** See {@link CreateWork#seedWhileStarting}. */
+    public boolean seedWhileStarting(String id, Instant receivedAt) {
+        return createWork.seedWhileStarting(id, receivedAt);
     }
 
     /** Whether created containers are repaired before they start ({@code --before-start}). */
     public boolean seedsBeforeStart() {
-        return seeder != null;
+        return createWork.enabled();
     }
 
     /** Runs the repair path on a throw-away root, so that the first real container finds it warm. */
@@ -208,71 +202,87 @@ public final class ContainerRepairer {
         Warmup.run(repairer, roots.resolver(), rounds);
     }
 
-    /** A created GPU container: write its aliases before it starts. */
-    private void seedBeforeStart(ContainerInfo info, Instant receivedAt, RootRepairer.Mode mode) {
-        // A read-only root filesystem is the owner's choice: its writable layer is not ours to fill.
-        if (seeder == null || mode != RootRepairer.Mode.APPLY || info.readOnlyRootfs()
-                || scope.exclusion(info).isPresent()) {
-            return;
-        }
-        remember(info.id(), seeder.seed(info), receivedAt);
+    /** As above, giving way while {@code busy} says containers wait for the agent. */
+    public void warmUp(int rounds, BooleanSupplier busy) {
+        Warmup.run(repairer, roots.resolver(), rounds, busy);
     }
 
     private Examination repairRunning(ContainerInfo info, ContainerRef ref, Instant receivedAt, RootRepairer.Mode mode) {
         RepairReport report;
         Optional<Instant> processStart = Optional.empty();
+        boolean stillInInit = false;
         try (OpenedContainer container = roots.open(info, () -> requireSameStart(info))) {
             processStart = container.processStartedAt();
             LocateRequest request = LocateRequest.container(settings.libraryDirectories(), container.injectedFiles(),
                     container.hostSources());
             report = repairer.repair(container.root(), request, mode);
             container.requireAlive();
+            // After the verification: if the process is still the runtime's init, the container's
+            // program has not run yet, and found what was verified.
+            stillInInit = container.stillInRuntimeInit();
             runtimeFiles.record(info, report);
         } catch (ErrnoException e) {
             if (e.is(Errno.ESRCH)) {
-                return gone(ref, info.startedAt(), receivedAt, e.getMessage());
+                return gone(ref, info.startedAt(), receivedAt, e.getMessage(), true);
             }
             FailureReason reason = Failures.reasonOf(e);
             report = new RepairReport(Optional.empty(), List.of(),
                     List.of(new Problem("/", reason, "cannot open the container: " + e.getMessage())));
         }
-        Seeded seed = seeded.remove(info.id());
-        LateRepairCause skipped = notSeeded.remove(info.id());
-        boolean nothingAtStart = report.applied().isEmpty();
+        CreateWork.Seeded seed = createWork.takeSeeded(info.id()).orElse(null);
+        LateRepairCause skipped = createWork.takeSkipped(info.id()).orElse(null);
+        boolean addedAtStart = !report.applied().isEmpty();
+        Optional<Instant> created = processStart.or(info::startedAt);
         if (seed != null) {
             report = report.withSeeded(seed.links());
-            // Everything was in place before the container's first instruction: the start
-            // path had nothing to add, and found what was written before the start.
-            if (nothingAtStart && !report.applied().isEmpty()) {
+            // Everything was in place before the container's first instruction: written before its
+            // process existed, and the start path had nothing to add.
+            if (!addedAtStart && !report.applied().isEmpty() && (seed.beforeProgram()
+                    || FirstInstruction.aliasesWereThere(Optional.of(seed.seededAt()), created, false))) {
                 return new Examination(ref, report.outcome(), Optional.of(report), info.startedAt(), seed.receivedAt(),
                         seed.seededAt(), "before start");
             }
         }
+        if (stillInInit && report.outcome() != ContainerOutcome.FAILED) {
+            // Verified before the container's program ran: no exposure, whoever wrote the aliases.
+            Instant verified = clock.instant();
+            return new Examination(ref, report.outcome(), Optional.of(report), info.startedAt(), receivedAt, verified,
+                    "before start").processStarted(Optional.of(verified));
+        }
         Examination result = finish(ref, report.outcome(), Optional.of(report), info.startedAt(), receivedAt, "")
                 .processStarted(processStart);
-        if (nothingAtStart) {
+        if (!addedAtStart && seed == null) {
             return result;
         }
-        // The start path had to write: why the aliases were not there before the container started.
-        // A container never seeded and without overlay layers: its create may well have been seen
-        // (Podman's inspect answers only once a start is done), but there was nothing to write into.
-        return result.late(skipped != null ? skipped : seed != null ? LateRepairCause.INCOMPLETE
-                : seeder == null ? LateRepairCause.DISABLED
-                : info.overlay().isEmpty() ? LateRepairCause.NO_OVERLAY : LateRepairCause.MISSED_CREATE);
+        // The aliases were not provably there at the first instruction: say why.
+        return result.late(FirstInstruction.cause(skipped, seed != null, addedAtStart, createWork.enabled(),
+                info.overlay().isPresent()));
     }
 
     /**
      * A container gone before its start could be verified: repaired, if its aliases were
-     * written before it started (a batch job that ran and exited meanwhile had them at its first
-     * instruction), else gone.
+     * written before its process existed (a batch job that ran and exited meanwhile had them at
+     * its first instruction); else, for a GPU container, missed (it ran without them, and that is
+     * counted and said); else gone. Where its start is not known, nothing is claimed: gone.
      */
-    private Examination gone(ContainerRef ref, Optional<Instant> startedAt, Instant receivedAt, String detail) {
-        Seeded seed = seeded.remove(ref.id());
-        if (seed == null) {
-            return finish(ref, ContainerOutcome.GONE, Optional.empty(), startedAt, receivedAt, detail);
+    private Examination gone(ContainerRef ref, Optional<Instant> startedAt, Instant receivedAt, String detail, boolean gpu) {
+        CreateWork.Seeded seed = createWork.takeSeeded(ref.id()).orElse(null);
+        createWork.takeSkipped(ref.id());
+        if (seed != null && (seed.beforeProgram() || FirstInstruction.aliasesWereThere(Optional.of(seed.seededAt()), startedAt,
+                false))) {
+            return new Examination(ref, ContainerOutcome.REPAIRED, Optional.of(RepairReport.seeded(seed.links())), startedAt,
+                    seed.receivedAt(), seed.seededAt(), "before start; " + detail);
         }
-        return new Examination(ref, ContainerOutcome.REPAIRED, Optional.of(RepairReport.seeded(seed.links())), startedAt,
-                seed.receivedAt(), seed.seededAt(), "before start; " + detail);
+        if (seed != null && !seed.beforeProgram() && startedAt.isEmpty()) {
+            // Seeded, but when it started is not known: neither claimed repaired nor missed.
+            return finish(ref, ContainerOutcome.GONE, Optional.empty(), startedAt, receivedAt,
+                    detail + " (its aliases were written at its creation; whether before its start is not known)");
+        }
+        if (gpu || seed != null) {
+            return finish(ref, ContainerOutcome.MISSED, Optional.of(new RepairReport(Optional.empty(), List.of(),
+                    List.of(new Problem("/", FailureReason.CONTAINER_GONE, detail)))), startedAt, receivedAt, detail);
+        }
+        return finish(ref, ContainerOutcome.GONE, Optional.empty(), startedAt, receivedAt, detail);
     }
 
     /** The container still runs the process that was examined: same pid, same start. */

@@ -40,6 +40,27 @@ public interface ContainerRuntime extends AutoCloseable {
     ContainerInfo describe(String id) throws ContainerRuntimeException;
 
     /**
+     * A container a create event just named, described as a container without a process (its
+     * task, if it already has one, is the start path's to find): one round trip fewer where the
+     * runtime keeps the process apart (containerd), so that a start that follows its create
+     * within milliseconds ({@code ctr run}) finds the create's work done.
+     */
+    default ContainerInfo describeCreated(String id) throws ContainerRuntimeException {
+        return describe(id);
+    }
+
+    /**
+     * The container whose process an event just named ({@link Event#pid()}), described as fast as
+     * the adapter can: from the description kept since the container's creation (no round trip:
+     * its process runs its first instruction moments after), else ahead of any other work. The
+     * caller checks the process is the container's. Empty where the adapter has no such way:
+     * {@link #describe}.
+     */
+    default Optional<ContainerInfo> describeStarting(String id, int pid) throws ContainerRuntimeException {
+        return Optional.empty();
+    }
+
+    /**
      * Goes once through what {@link #describe} goes through, changing nothing, so that the first
      * container of the node does not pay for loading it. Called off the watches, once connected
      * or not; a failure only leaves the first description slower.
@@ -94,8 +115,13 @@ public interface ContainerRuntime extends AutoCloseable {
      * @param runtimeAction the runtime's own name for it (Docker's {@code start}, containerd's
      *                      {@code /tasks/create}): the {@code action} label of the event counters
      * @param time          a position to resume from ({@link #events}), empty if the runtime gave none
+     * @param pid           the container's process on the host where the event names it
+     *                      (containerd's {@code /tasks/create}), else 0
      */
-    record Event(String containerId, Action action, String runtimeAction, String time) {
+    record Event(String containerId, Action action, String runtimeAction, String time, int pid) {
+        public Event(String containerId, Action action, String runtimeAction, String time) {
+            this(containerId, action, runtimeAction, time, 0);
+        }
     }
 
     /** An open subscription; {@link #close()} may come from another thread and ends a waiting {@link #next()}. */

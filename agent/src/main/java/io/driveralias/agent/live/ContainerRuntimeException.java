@@ -25,6 +25,16 @@ public class ContainerRuntimeException extends Exception {
         }
     }
 
+    /**
+     * The runtime's description of a container holds more of what the agent keeps (mounts,
+     * annotations, NVIDIA variables) than the agent's bounds allow: refused, and reported.
+     */
+    public static final class TooLarge extends ContainerRuntimeException {
+        public TooLarge(String message) {
+            super(message);
+        }
+    }
+
     /** The container does not exist (any more). */
     public static final class NoSuchContainer extends ContainerRuntimeException {
         public NoSuchContainer(String id) {

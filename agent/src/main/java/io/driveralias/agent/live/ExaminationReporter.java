@@ -83,7 +83,7 @@ public final class ExaminationReporter {
                     metrics.linkReplaced(link.action().name());
                 }
             }
-            if (e.outcome() == ContainerOutcome.FAILED) {
+            if (e.outcome() == ContainerOutcome.FAILED || e.outcome() == ContainerOutcome.MISSED) {
                 r.failureReasons().forEach(metrics::repairFailed);
             }
         });
@@ -118,6 +118,8 @@ public final class ExaminationReporter {
                 LOG.warn("container {} ({}) is not repaired: {}; {}{}{}", ref.shortId(), ref.displayName(), summary,
                         links, timing(e), image(ref));
             }
+            case MISSED -> LOG.warn("GPU container {} ({}) ran without its aliases and is gone: {}{}",
+                    ref.shortId(), ref.displayName(), Printable.of(e.detail()), image(ref));
             default -> LOG.debug("container {} ({}): {} {}", ref.shortId(), ref.displayName(), e.outcome().label(),
                     Printable.of(e.detail()));
         }

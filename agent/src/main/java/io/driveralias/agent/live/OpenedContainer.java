@@ -2,8 +2,11 @@ package io.driveralias.agent.live;
 
 import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
+import io.driveralias.agent.fs.KernelFiles;
 import io.driveralias.agent.fs.Libc;
+import io.driveralias.agent.fs.ProcessStartTime;
 import io.driveralias.agent.fs.RootFs;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.time.Instant;
 import java.util.Map;
@@ -49,6 +52,22 @@ public record OpenedContainer(RootFs root, String via, List<String> injectedFile
             } catch (ErrnoException e) {
                 throw new ErrnoException("process", "gone", Errno.ESRCH);
             }
+        }
+    }
+
+    /**
+     * Whether the container's process is still its runtime's init (runc's, named
+     * {@code runc:[2:INIT]} until it runs the container's program): a process that has not begun
+     * the container's program. False when that cannot be told (no process handle, another runtime).
+     */
+    public boolean stillInRuntimeInit() {
+        if (procFd < 0) {
+            return false;
+        }
+        try {
+            return ProcessStartTime.isRuntimeInit(new String(KernelFiles.read(procFd, "stat", 4096), StandardCharsets.ISO_8859_1));
+        } catch (ErrnoException e) {
+            return false;
         }
     }
 

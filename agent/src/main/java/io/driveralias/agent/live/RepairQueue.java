@@ -2,23 +2,27 @@ package io.driveralias.agent.live;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashSet;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Work waiting for the repair workers: at most one entry per container, so a burst of
- * events for one container (create, start, a reconcile on top) is one repair, and never
- * two workers on the same container at once. Bounded: when full, new work is refused and
- * the next reconcile finds it again.
+ * events for one container (create, start, a reconcile on top) is one repair. Bounded: when
+ * full, new work is refused and the next reconcile finds it again.
  *
- * <p>A started container goes first: without its aliases it is exposed. A created one waits
- * {@code createDelay} before it may be taken: with {@code docker run} its start follows within
- * milliseconds and the two become one job (one inspect, not two); the kubelet leaves far longer
- * between the two, so repair before start loses nothing by it.
+ * <p>A started container goes first: without its aliases it is exposed, and its first
+ * instruction may be milliseconds away. So that no amount of other work delays it, at most
+ * {@code otherLimit} workers at once take anything but a start (creates, reconciles: a storm of
+ * a neighbour's creates, each to be described, keeps the others free). Never two workers on one
+ * container: a start that arrives while its container's create is in flight waits for it (the
+ * create, which has described the container already, is the shortest way to its root), and the
+ * create can ask whether a start {@linkplain #startWaiting waits}. Creates go newest first, then
+ * reconciles oldest first: behind a neighbour's storm of creates, the create of a container about
+ * to start is served next, and the old ones are as well served by their own starts. A created
+ * container waits {@code createDelay} before it may be taken (none by default: see {@code Agent.Tuning}).
  */
 final class RepairQueue {
 
@@ -30,8 +34,18 @@ final class RepairQueue {
         }
     }
 
-    /** One container to examine; {@code receivedAt} is when the first request for it arrived. */
-    record Job(Key key, Instant receivedAt, String trigger) {
+    /**
+     * One container to examine; {@code receivedAt} is when the first request for it arrived,
+     * {@code pid} its process where an event named it (else 0).
+     */
+    record Job(Key key, Instant receivedAt, String trigger, int pid) {
+        Job(Key key, Instant receivedAt, String trigger) {
+            this(key, receivedAt, trigger, 0);
+        }
+
+        boolean isStart() {
+            return trigger.equals("start");
+        }
     }
 
     private record Entry(Job job, long eligibleNanos) {
@@ -42,15 +56,25 @@ final class RepairQueue {
 
     private final int capacity;
     private final long createDelayNanos;
+    private final int otherLimit;
     private final Map<Key, Entry> pending = new LinkedHashMap<>();
-    private final Set<Key> inFlight = new HashSet<>();
+    /** The containers workers hold, and whether each worker's job is a start. */
+    private final Map<Key, Boolean> inFlight = new HashMap<>();
+    /** Workers on anything but a start. */
+    private int othersInFlight;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private boolean closed;
 
     RepairQueue(int capacity, Duration createDelay) {
+        this(capacity, createDelay, Integer.MAX_VALUE);
+    }
+
+    /** {@code otherLimit}: how many workers at once may take anything but a start. */
+    RepairQueue(int capacity, Duration createDelay, int otherLimit) {
         this.capacity = capacity;
         this.createDelayNanos = createDelay.toNanos();
+        this.otherLimit = Math.max(1, otherLimit);
     }
 
     /** Queued; merged with the job already waiting for the container; or refused (full, closed). */
@@ -63,11 +87,12 @@ final class RepairQueue {
             long eligible = System.nanoTime() + (job.trigger().equals("create") ? createDelayNanos : 0);
             Entry waiting = pending.get(job.key());
             if (waiting != null) {
-                // One job: the first arrival, and "start" if either was (it decides the priority).
+                // One job: the first arrival, "start" if either was (it decides the priority), and the process an event named.
                 Job old = waiting.job();
-                String trigger = job.trigger().equals("start") ? "start" : old.trigger();
+                String trigger = job.isStart() ? "start" : old.trigger();
                 Instant first = job.receivedAt().isBefore(old.receivedAt()) ? job.receivedAt() : old.receivedAt();
-                pending.put(job.key(), new Entry(new Job(job.key(), first, trigger),
+                int pid = job.pid() > 0 ? job.pid() : old.pid();
+                pending.put(job.key(), new Entry(new Job(job.key(), first, trigger, pid),
                         Math.min(eligible, waiting.eligibleNanos())));
                 changed.signalAll();
                 return Offer.MERGED;
@@ -84,8 +109,9 @@ final class RepairQueue {
     }
 
     /**
-     * The oldest eligible job for a started container, else the oldest eligible job, skipping
-     * containers a worker holds; blocks until there is one; null once closed.
+     * The oldest eligible job for a started container, else (while fewer than {@code otherLimit}
+     * workers are on other work) the oldest eligible job, skipping containers a worker holds;
+     * blocks until there is one; null once closed.
      */
     Job take() throws InterruptedException {
         lock.lock();
@@ -97,25 +123,42 @@ final class RepairQueue {
                 long now = System.nanoTime();
                 Entry chosen = null;
                 long nextEligible = Long.MAX_VALUE;
+                boolean othersAllowed = othersInFlight < otherLimit;
+                Entry newestCreate = null;
                 for (Entry e : pending.values()) {
-                    if (inFlight.contains(e.job().key())) {
+                    Boolean holder = inFlight.get(e.job().key());
+                    if (holder != null) {
                         continue;
                     }
                     if (e.eligibleNanos() > now) {
                         nextEligible = Math.min(nextEligible, e.eligibleNanos());
                         continue;
                     }
-                    if (e.job().trigger().equals("start")) {
+                    if (e.job().isStart()) {
                         chosen = e;
                         break;
                     }
-                    if (chosen == null) {
+                    if (!othersAllowed) {
+                        continue;
+                    }
+                    if (e.job().trigger().equals("create")) {
+                        newestCreate = e;
+                    } else if (chosen == null) {
                         chosen = e;
                     }
                 }
+                if (chosen == null || !chosen.job().isStart()) {
+                    // Creates newest first: an old create waiting behind a storm of others has likely
+                    // been started by now (its start path has it), a new one can still be written early.
+                    chosen = newestCreate != null ? newestCreate : chosen;
+                }
                 if (chosen != null) {
-                    pending.remove(chosen.job().key());
-                    inFlight.add(chosen.job().key());
+                    Key key = chosen.job().key();
+                    pending.remove(key);
+                    inFlight.put(key, chosen.job().isStart());
+                    if (!chosen.job().isStart()) {
+                        othersInFlight++;
+                    }
                     return chosen.job();
                 }
                 if (nextEligible == Long.MAX_VALUE) {
@@ -129,12 +172,71 @@ final class RepairQueue {
         }
     }
 
-    /** The worker is done with this container: later work for it may start. */
-    void done(Key key) {
+    /** The worker is done with this job: later work for its container may start. */
+    void done(Job job) {
+        lock.lock();
+        try {
+            if (inFlight.remove(job.key()) != null && !job.isStart()) {
+                othersInFlight--;
+            }
+            changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Whether a start is waiting for this container while other work for it (its create) is in
+     * flight: that work should take the shortest way to the container's root and finish.
+     */
+    boolean startWaiting(Key key) {
+        lock.lock();
+        try {
+            Entry waiting = pending.get(key);
+            return waiting != null && waiting.job().isStart();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Holds a container for a start examined outside the workers (inside the runtime's own start,
+     * NRI): waits while a worker holds it, at most until {@code deadlineNanos} ({@link System#nanoTime()}).
+     * True when held: {@link #release} it. Work waiting for it stays queued and runs after.
+     */
+    boolean hold(Key key, long deadlineNanos) throws InterruptedException {
+        lock.lock();
+        try {
+            while (inFlight.containsKey(key)) {
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0 || closed) {
+                    return false;
+                }
+                changed.awaitNanos(left);
+            }
+            inFlight.put(key, true);
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The end of a {@link #hold}. */
+    void release(Key key) {
         lock.lock();
         try {
             inFlight.remove(key);
             changed.signalAll();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** Whether a worker holds a container now. */
+    boolean busy() {
+        lock.lock();
+        try {
+            return !inFlight.isEmpty();
         } finally {
             lock.unlock();
         }

@@ -38,6 +38,8 @@ final class Warmup {
     private static final String VERSION = "1.0.0";
     private static final String PREFIX = "driver-alias-warmup-";
     private static final Set<PosixFilePermission> PRIVATE = PosixFilePermissions.fromString("rwx------");
+    /** How long in all the warm-up gives way to containers: past that, a node always busy gets it anyway. */
+    private static final java.time.Duration YIELD = java.time.Duration.ofSeconds(30);
     /** About as many mounts as a GPU container has (its driver files, /proc and /dev entries). */
     private static final int CONTAINER_MOUNTS = 48;
 
@@ -45,6 +47,16 @@ final class Warmup {
     }
 
     static void run(RootRepairer repairer, PathResolver resolver, int rounds) {
+        run(repairer, resolver, rounds, () -> false);
+    }
+
+    /**
+     * {@code busy}: real work is waiting or under way. The rounds run beside the watches, on a
+     * node whose cores may all be taken: a round never starts while a container waits for the
+     * agent (checked every millisecond, for at most {@link #YIELD} in all), so that the first
+     * containers after a start do not share the CPU with the agent's own warm-up.
+     */
+    static void run(RootRepairer repairer, PathResolver resolver, int rounds, java.util.function.BooleanSupplier busy) {
         if (rounds <= 0) {
             return;
         }
@@ -66,7 +78,11 @@ final class Warmup {
                 String sample = firstLines(new String(KernelFiles.readOpen(mountTable, "mountinfo", 4 << 20),
                         StandardCharsets.ISO_8859_1), CONTAINER_MOUNTS);
                 byte[] absent = "0 ".getBytes(StandardCharsets.US_ASCII);
+                long yieldUntil = System.nanoTime() + YIELD.toNanos();
                 for (int i = 0; i < rounds; i++) {
+                    while (busy.getAsBoolean() && System.nanoTime() < yieldUntil) {
+                        Thread.sleep(1);
+                    }
                     try (RootFs fs = RootFs.openHostDirectory(root.toString(), resolver)) {
                         repairer.repair(fs, request, RootRepairer.Mode.APPLY);
                     }
@@ -84,6 +100,8 @@ final class Warmup {
         } catch (IOException | ErrnoException | MountInfoException | RuntimeException e) {
             // Only speed is at stake: the agent works the same without it.
             LOG.debug("warm-up skipped: {}", e.toString());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         } finally {
             if (root != null) {
                 remove(tmp, root.getFileName().toString());
@@ -102,12 +120,43 @@ final class Warmup {
     }
 
     /**
+     * Who made a warm-up directory: this process's pid and the kernel's start time of it, so that
+     * another agent on the same host (a second instance, one of a test run) leaves it alone while
+     * this process lives, and removes it once it does not.
+     */
+    private static String ownerTag() {
+        long pid = ProcessHandle.current().pid();
+        return pid + "-" + startTicks(pid).orElse(0L);
+    }
+
+    /** Whether {@code name} is a warm-up directory of a process that still runs (the same pid and start). */
+    static boolean ofALivingAgent(String name) {
+        String[] parts = name.substring(PREFIX.length()).split("-", -1);
+        if (parts.length < 3 || !parts[0].matches("[0-9]{1,10}") || !parts[1].matches("[0-9]{1,19}")) {
+            // An older agent's name: it says no owner, and was removed at every start as it still is.
+            return false;
+        }
+        long pid = Long.parseLong(parts[0]);
+        return startTicks(pid).map(t -> t == Long.parseLong(parts[1])).orElse(false);
+    }
+
+    /** The kernel's start time of a process of this host, in clock ticks since boot. */
+    private static Optional<Long> startTicks(long pid) {
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"), StandardCharsets.ISO_8859_1);
+            return Optional.of(io.driveralias.agent.fs.ProcessStartTime.startTicks(stat));
+        } catch (IOException | RuntimeException e) {
+            return Optional.empty();
+        }
+    }
+
+    /**
      * A new directory that only the agent can enter (0700, made by the agent and checked): on a
      * host install {@code /tmp} is shared, and everything below this directory is then handled
      * by path without another user being able to swap anything in it.
      */
     static Path privateRoot(Path tmp) throws IOException {
-        Path root = Files.createTempDirectory(tmp, PREFIX, PosixFilePermissions.asFileAttribute(PRIVATE));
+        Path root = Files.createTempDirectory(tmp, PREFIX + ownerTag() + "-", PosixFilePermissions.asFileAttribute(PRIVATE));
         boolean ours = false;
         try {
             ours = Files.getPosixFilePermissions(root, LinkOption.NOFOLLOW_LINKS).equals(PRIVATE)
@@ -133,7 +182,7 @@ final class Warmup {
         try (Directory dir = Directory.openHost(tmp.toString())) {
             int uid = Libc.geteuid();
             for (Libc.RawDirent entry : dir.names()) {
-                if (entry.name().startsWith(PREFIX)) {
+                if (entry.name().startsWith(PREFIX) && !ofALivingAgent(entry.name())) {
                     OwnedTree.remove(dir, entry.name(), uid);
                 }
             }

@@ -11,9 +11,11 @@ import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.fs.Directory;
 import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
+import io.driveralias.agent.fs.KernelFiles;
 import io.driveralias.agent.fs.Libc;
 import io.driveralias.agent.fs.OpenFlags;
 import io.driveralias.agent.fs.PathResolver;
+import io.driveralias.agent.fs.ProcessStartTime;
 import io.driveralias.agent.fs.RootFs;
 import io.driveralias.agent.repair.LoaderCache;
 import java.time.Duration;
@@ -57,10 +59,17 @@ public final class CreateTimeSeeder {
      */
     private static final Duration MOUNT_PATIENCE = Duration.ofMillis(1000);
 
-    /** @param libraryDirectories where a GPU runtime's files may land, in order */
-    public record Settings(List<String> libraryDirectories) {
+    /**
+     * @param libraryDirectories where a GPU runtime's files may land, in order
+     * @param startTimes         the host's processes, to tell one that has not begun its program
+     */
+    public record Settings(List<String> libraryDirectories, ProcessStartTime startTimes) {
         public Settings {
             libraryDirectories = List.copyOf(libraryDirectories);
+        }
+
+        public Settings(List<String> libraryDirectories) {
+            this(libraryDirectories, new ProcessStartTime("/proc", java.time.Clock.systemUTC()));
         }
     }
 
@@ -70,6 +79,7 @@ public final class CreateTimeSeeder {
     private final PathResolver resolver;
     private final SeedTargets targets;
     private final LoaderCache loaderCache;
+    private final ProcessStartTime startTimes;
 
     /** {@code loaderCache}: the container's ld.so.cache, listed in the same moment as the links. */
     public CreateTimeSeeder(HostDriver driver, AliasPlanner planner, PathResolver resolver, Settings settings,
@@ -79,6 +89,7 @@ public final class CreateTimeSeeder {
         this.upperLayer = new UpperLayerWriter(planner);
         this.resolver = resolver;
         this.targets = new SeedTargets(driver, settings.libraryDirectories());
+        this.startTimes = settings.startTimes();
     }
 
     /**
@@ -161,7 +172,7 @@ public final class CreateTimeSeeder {
                 }
                 List<LinkAction> both = new ArrayList<>(written);
                 both.addAll(mounted.links());
-                return Seeding.written(both);
+                return Seeding.written(both, mounted.beforeProgram());
             }
             // Its runtime removed the layer, or something in the layers is not what it should be:
             // the start path repairs (and reports) through the container's root.
@@ -174,7 +185,36 @@ public final class CreateTimeSeeder {
             }
             return Seeding.skipped(causeOf(e));
         }
-        return Seeding.written(written);
+        // Written while no root was mounted, or while its process had not begun its program.
+        return Seeding.written(written, !MountedRoot.starting(merged) || beforeProgram(overlay.taskDir()));
+    }
+
+    /**
+     * Whether the container's program has provably not begun: the runtime has made no task for
+     * it yet, or the task's process (its {@code init.pid}) is still the runtime's init. False
+     * where the runtime keeps no such record (Docker's overlay2).
+     */
+    boolean beforeProgram(String taskDir) {
+        if (taskDir.isEmpty()) {
+            return false;
+        }
+        int dir;
+        try {
+            dir = Libc.openHost(taskDir, OpenFlags.O_PATH | OpenFlags.O_DIRECTORY | OpenFlags.O_NOFOLLOW);
+        } catch (ErrnoException e) {
+            return e.is(Errno.ENOENT);
+        }
+        try {
+            String pid = new String(KernelFiles.read(dir, "init.pid", 32), java.nio.charset.StandardCharsets.US_ASCII).trim();
+            return startTimes.inRuntimeInit(Integer.parseInt(pid));
+        } catch (ErrnoException e) {
+            // No pid yet: runc has not made the process, so its program cannot have begun.
+            return e.is(Errno.ENOENT);
+        } catch (NumberFormatException e) {
+            return false;
+        } finally {
+            Libc.close(dir);
+        }
     }
 
     /** Why a write into the layers failed, as an operator reads it. */
@@ -219,7 +259,7 @@ public final class CreateTimeSeeder {
                     e.getMessage());
             return Seeding.skipped(causeOf(e));
         }
-        return Seeding.written(written);
+        return Seeding.written(written, info.overlay().map(o -> beforeProgram(o.taskDir())).orElse(false));
     }
 
     /**

@@ -1,5 +1,6 @@
 package io.driveralias.agent.bench;
 
+import io.driveralias.agent.testing.CpuHog;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

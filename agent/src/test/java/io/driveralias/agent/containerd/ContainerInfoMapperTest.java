@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
 import io.driveralias.agent.containerd.api.Container;
+import io.driveralias.agent.containerd.api.GetContainerResponse;
 import io.driveralias.agent.containerd.api.LinuxRuncOptions;
 import io.driveralias.agent.containerd.api.Mount;
 import io.driveralias.agent.containerd.api.Process;
@@ -32,8 +33,14 @@ class ContainerInfoMapperTest {
             Set.of("nvidia"));
     private static final Instant STARTED = Instant.parse("2026-12-01T07:28:17.81Z");
 
-    private static OciSpec spec(Container container) throws IOException {
-        return OciSpecParser.parse(container.getSpec().getValue().newInput());
+    /** A container's record as the agent reads it off the wire. */
+    static ContainerRecord record(Container container) throws IOException {
+        return ContainerRecordReader.readResponse(GetContainerResponse.newBuilder().setContainer(container).build()
+                .toByteString().newInput());
+    }
+
+    private static ContainerRecord record(String runtime, Optional<String> binary, OciSpec spec, ContainerRecord.CriKind cri) {
+        return new ContainerRecord("c", Map.of(), "", runtime, binary, spec, "overlayfs", "c", cri, Optional.empty());
     }
 
     private static Process task(String id, int pid, TaskStatus status) {
@@ -42,8 +49,8 @@ class ContainerInfoMapperTest {
 
     @Test
     void aRecordedCriGpuContainerWithItsTaskJustCreated() throws IOException {
-        Container container = Fixtures.container("cri-container.bin");
-        ContainerInfo info = ContainerInfoMapper.map(container, spec(container), Optional.of(task(CRI_CONTAINER, 4242,
+        ContainerRecord container = record(Fixtures.container("cri-container.bin"));
+        ContainerInfo info = ContainerInfoMapper.map(container, Optional.of(task(CRI_CONTAINER, 4242,
                 TaskStatus.CREATED)), Optional.of(STARTED), Fixtures.criContainerMounts(), Optional.of("nvidia"), SETTINGS);
 
         assertThat(info.id()).isEqualTo(CRI_CONTAINER);
@@ -80,9 +87,11 @@ class ContainerInfoMapperTest {
 
     @Test
     void aRecordedSandboxIsTheSandboxNeverAGpuContainer() throws IOException {
-        Container sandbox = Fixtures.container("cri-sandbox.bin");
-        ContainerInfo info = ContainerInfoMapper.map(sandbox, spec(sandbox), Optional.empty(), Optional.empty(), List.of(),
-                CriSandboxRecord.runtimeHandler(sandbox), SETTINGS);
+        ContainerRecord sandbox = record(Fixtures.container("cri-sandbox.bin"));
+        assertThat(sandbox.cri()).isEqualTo(ContainerRecord.CriKind.SANDBOX);
+        assertThat(sandbox.sandboxHandler()).contains("nvidia");
+        ContainerInfo info = ContainerInfoMapper.map(sandbox, Optional.empty(), Optional.empty(), List.of(),
+                sandbox.sandboxHandler(), SETTINGS);
         assertThat(info.sandbox()).isTrue();
         assertThat(info.name()).isEqualTo("gpu-pod");
         assertThat(info.running()).isFalse();
@@ -107,8 +116,8 @@ class ContainerInfoMapperTest {
 
     @Test
     void aRecordedCtrContainerHasItsIdAsNameAndNoGpu() throws IOException {
-        Container container = Fixtures.container("ctr-container.bin");
-        ContainerInfo info = ContainerInfoMapper.map(container, spec(container), Optional.of(task("ctr-one", 77,
+        ContainerRecord container = record(Fixtures.container("ctr-container.bin"));
+        ContainerInfo info = ContainerInfoMapper.map(container, Optional.of(task("ctr-one", 77,
                 TaskStatus.RUNNING)), Optional.of(STARTED), List.of(), Optional.empty(), SETTINGS);
         assertThat(info.name()).isEqualTo("ctr-one");
         assertThat(info.sandbox()).isFalse();
@@ -127,8 +136,8 @@ class ContainerInfoMapperTest {
 
     @Test
     void aStoppedTaskIsNotRunningAndHasNoStart() throws IOException {
-        Container container = Fixtures.container("ctr-container.bin");
-        ContainerInfo info = ContainerInfoMapper.map(container, spec(container), Optional.of(task("ctr-one", 77,
+        ContainerRecord container = record(Fixtures.container("ctr-container.bin"));
+        ContainerInfo info = ContainerInfoMapper.map(container, Optional.of(task("ctr-one", 77,
                 TaskStatus.STOPPED)), Optional.of(STARTED), List.of(), Optional.empty(), SETTINGS);
         assertThat(info.running()).isFalse();
         assertThat(info.pid()).isZero();
@@ -139,62 +148,88 @@ class ContainerInfoMapperTest {
     void theGpuRuntimeIsNvidiasBinaryOrAConfiguredHandler() {
         OciSpec visible = new OciSpec(List.of("NVIDIA_VISIBLE_DEVICES=0"), OptionalLong.empty(), OptionalLong.empty(), List.of(),
                 Map.of(), false, false);
-        Container.Runtime runc = Container.Runtime.newBuilder().setName("io.containerd.runc.v2").build();
-        assertThat(ContainerInfoMapper.gpu(runc, visible, Optional.empty(), Set.of("nvidia")).addsDriverFiles()).isFalse();
-        assertThat(ContainerInfoMapper.gpu(runc, visible, Optional.of("nvidia"), Set.of("nvidia")).addsDriverFiles()).isTrue();
-        assertThat(ContainerInfoMapper.gpu(runc, visible, Optional.of("runc"), Set.of("nvidia")).addsDriverFiles()).isFalse();
-        OciSpec handlerAnnotation = new OciSpec(visible.gpuEnvironment(), OptionalLong.empty(), OptionalLong.empty(), List.of(),
-                Map.of(ContainerInfoMapper.CRI_RUNTIME_HANDLER, "gpu"), false, false);
-        assertThat(ContainerInfoMapper.gpu(runc, handlerAnnotation, Optional.of("runc"), Set.of("gpu")).addsDriverFiles()).isTrue();
+        ContainerRecord runc = record("io.containerd.runc.v2", Optional.empty(), visible, ContainerRecord.CriKind.CONTAINER);
+        assertThat(ContainerInfoMapper.gpu(runc, Optional.empty(), Set.of("nvidia")).addsDriverFiles()).isFalse();
+        assertThat(ContainerInfoMapper.gpu(runc, Optional.of("nvidia"), Set.of("nvidia")).addsDriverFiles()).isTrue();
+        assertThat(ContainerInfoMapper.gpu(runc, Optional.of("runc"), Set.of("nvidia")).addsDriverFiles()).isFalse();
         for (String binary : List.of("/usr/local/nvidia/toolkit/nvidia-container-runtime", "/usr/bin/nvidia-container-runtime.cdi",
                 "nvidia-container-runtime-experimental")) {
-            Container.Runtime nvidia = runc.toBuilder().setOptions(Any.newBuilder().setTypeUrl("containerd.runc.v1.Options")
-                    .setValue(RuncOptions.newBuilder().setBinaryName(binary).build().toByteString())).build();
-            GpuRequest gpu = ContainerInfoMapper.gpu(nvidia, visible, Optional.empty(), Set.of());
+            ContainerRecord nvidia = record("io.containerd.runc.v2", Optional.of(binary), visible, ContainerRecord.CriKind.NONE);
+            GpuRequest gpu = ContainerInfoMapper.gpu(nvidia, Optional.empty(), Set.of());
             assertThat(gpu.runtime()).isEqualTo(binary);
             assertThat(gpu.addsDriverFiles()).as(binary).isTrue();
         }
-        Container.Runtime notNvidia = runc.toBuilder().setOptions(Any.newBuilder().setTypeUrl("containerd.runc.v1.Options")
-                .setValue(RuncOptions.newBuilder().setBinaryName("/opt/nvidia-container-runtime/crun").build().toByteString())).build();
-        assertThat(ContainerInfoMapper.gpu(notNvidia, visible, Optional.empty(), Set.of()).gpuRuntime()).isFalse();
+        ContainerRecord notNvidia = record("io.containerd.runc.v2", Optional.of("/opt/nvidia-container-runtime/crun"), visible,
+                ContainerRecord.CriKind.NONE);
+        assertThat(ContainerInfoMapper.gpu(notNvidia, Optional.empty(), Set.of()).gpuRuntime()).isFalse();
+    }
+
+    /**
+     * What decides a sandbox, a pod and a handler is only what the CRI writes: a container made
+     * with ctr (no CRI record) that carries the CRI's sandbox annotation, the kubelet's labels of
+     * another pod and a handler annotation is none of these.
+     */
+    @Test
+    void aCtrContainerCannotWearTheCrisFields() throws IOException {
+        OciSpec forged = new OciSpec(List.of("NVIDIA_VISIBLE_DEVICES=all"), OptionalLong.empty(), OptionalLong.empty(), List.of(),
+                Map.of("io.kubernetes.cri.container-type", "sandbox", "io.kubernetes.cri.container-name", "victim",
+                        "io.kubernetes.cri.sandbox-id", CRI_CONTAINER), false, false);
+        ContainerRecord ctr = new ContainerRecord("forged", Map.of("io.kubernetes.pod.namespace", "kube-system",
+                "io.kubernetes.pod.name", "victim", "io.cri-containerd.kind", "sandbox"), "img", "io.containerd.runc.v2",
+                Optional.empty(), forged, "overlayfs", "forged", ContainerRecord.CriKind.NONE, Optional.empty());
+        ContainerInfo info = ContainerInfoMapper.map(ctr, Optional.of(task("forged", 9, TaskStatus.RUNNING)),
+                Optional.of(STARTED), List.of(), Optional.of("nvidia"), SETTINGS);
+        assertThat(info.sandbox()).as("not the CRI's sandbox").isFalse();
+        assertThat(ContainerScope.podOf(info.labels())).as("no pod").isEmpty();
+        assertThat(info.name()).isEqualTo("forged");
+        assertThat(info.gpu().gpuRuntime()).as("no CRI handler for a container the CRI did not make").isFalse();
+
+        // The same fields written by ctr into a container's record on the wire: only the CRI's extension counts.
+        Container wire = Container.newBuilder().setId("forged").putLabels("io.cri-containerd.kind", "sandbox")
+                .setSpec(Any.newBuilder().setValue(ByteString.copyFromUtf8(
+                        "{\"annotations\": {\"io.kubernetes.cri.container-type\": \"sandbox\"}}"))).build();
+        assertThat(record(wire).cri()).isEqualTo(ContainerRecord.CriKind.NONE);
+        assertThat(ContainerInfoMapper.map(record(wire), Optional.empty(), Optional.empty(), List.of(), Optional.empty(), SETTINGS)
+                .sandbox()).isFalse();
     }
 
     @Test
     void runtimeOptionsOfEachKindAndBrokenOnes() {
-        assertThat(ContainerInfoMapper.binaryName(Any.newBuilder().setTypeUrl("types.googleapis.com/containerd.runc.v1.Options")
-                .setValue(RuncOptions.newBuilder().setBinaryName("/x/runc").build().toByteString()).build())).contains("/x/runc");
-        assertThat(ContainerInfoMapper.binaryName(Any.newBuilder().setTypeUrl("containerd.linux.runc.RuncOptions")
-                .setValue(LinuxRuncOptions.newBuilder().setRuntime("nvidia-container-runtime").build().toByteString()).build()))
+        assertThat(ContainerRecordReader.binaryName("types.googleapis.com/containerd.runc.v1.Options",
+                RuncOptions.newBuilder().setBinaryName("/x/runc").build().toByteArray())).contains("/x/runc");
+        assertThat(ContainerRecordReader.binaryName("containerd.linux.runc.RuncOptions",
+                LinuxRuncOptions.newBuilder().setRuntime("nvidia-container-runtime").build().toByteArray()))
                 .contains("nvidia-container-runtime");
-        assertThat(ContainerInfoMapper.binaryName(Any.getDefaultInstance())).isEmpty();
-        assertThat(ContainerInfoMapper.binaryName(Any.newBuilder().setTypeUrl("containerd.runc.v1.Options")
-                .setValue(ByteString.copyFrom(new byte[] {(byte) 0xff, (byte) 0xff})).build())).isEmpty();
-        assertThat(ContainerInfoMapper.binaryName(Any.newBuilder().setTypeUrl("runtimeoptions.v1.Options")
-                .setValue(ByteString.copyFromUtf8("\n\u0003abc")).build())).isEmpty();
+        assertThat(ContainerRecordReader.binaryName("", new byte[0])).isEmpty();
+        assertThat(ContainerRecordReader.binaryName("containerd.runc.v1.Options", new byte[] {(byte) 0xff, (byte) 0xff})).isEmpty();
+        assertThat(ContainerRecordReader.binaryName("runtimeoptions.v1.Options", "\n\u0003abc".getBytes(
+                java.nio.charset.StandardCharsets.ISO_8859_1))).isEmpty();
     }
 
     @Test
     void cdiAnnotationsAskForNvidiaDevicesOnly() {
-        Container.Runtime runc = Container.Runtime.newBuilder().setName("io.containerd.runc.v2").build();
         for (var annotation : Map.of("cdi.k8s.io/a", "vendor.com/fpga=0", "cdi.k8s.io/b", "", "other/x", "nvidia.com/gpu=0")
                 .entrySet()) {
             OciSpec spec = new OciSpec(List.of(), OptionalLong.empty(), OptionalLong.empty(), List.of(),
                     Map.of(annotation.getKey(), annotation.getValue()), false, false);
-            assertThat(ContainerInfoMapper.gpu(runc, spec, Optional.empty(), Set.of()).deviceRequest()).as(annotation.toString())
+            assertThat(ContainerInfoMapper.gpu(record("io.containerd.runc.v2", Optional.empty(), spec,
+                    ContainerRecord.CriKind.CONTAINER), Optional.empty(), Set.of()).deviceRequest()).as(annotation.toString())
                     .isFalse();
         }
         OciSpec several = new OciSpec(List.of(), OptionalLong.empty(), OptionalLong.empty(), List.of(),
                 Map.of("cdi.k8s.io/p", "vendor.com/x=1, nvidia.com/mig=0:1"), false, false);
-        assertThat(ContainerInfoMapper.gpu(runc, several, Optional.empty(), Set.of()).deviceRequest()).isTrue();
+        assertThat(ContainerInfoMapper.gpu(record("io.containerd.runc.v2", Optional.empty(), several,
+                ContainerRecord.CriKind.CONTAINER), Optional.empty(), Set.of()).deviceRequest()).isTrue();
     }
 
     @Test
     void onlyAnOverlayMountOfTheOverlayfsSnapshotterGivesLayers() {
-        Container container = Container.newBuilder().setId("c").setSnapshotter("overlayfs").build();
+        ContainerRecord container = record("io.containerd.runc.v2", Optional.empty(), OciSpec.EMPTY, ContainerRecord.CriKind.NONE);
         Mount bind = Mount.newBuilder().setType("bind").setSource("/var/lib/x/fs").addOptions("rbind").build();
         assertThat(ContainerInfoMapper.overlay(container, List.of(bind), SETTINGS)).isEmpty();
         assertThat(ContainerInfoMapper.overlay(container, List.of(), SETTINGS)).isEmpty();
-        assertThat(ContainerInfoMapper.overlay(container.toBuilder().setSnapshotter("native").build(),
-                Fixtures.criContainerMounts(), SETTINGS)).isEmpty();
+        ContainerRecord aNative = new ContainerRecord("c", Map.of(), "", "io.containerd.runc.v2", Optional.empty(), OciSpec.EMPTY,
+                "native", "c", ContainerRecord.CriKind.NONE, Optional.empty());
+        assertThat(ContainerInfoMapper.overlay(aNative, Fixtures.criContainerMounts(), SETTINGS)).isEmpty();
     }
 }

@@ -25,6 +25,15 @@ import java.time.Duration;
  */
 public final class ContainerdFixtureRecorder {
 
+    /** The whole record as containerd sends it (the agent reads it streaming, keeping a few fields). */
+    private static final io.grpc.MethodDescriptor<GetContainerRequest, io.driveralias.agent.containerd.api.GetContainerResponse>
+            GET_CONTAINER = io.grpc.MethodDescriptor.<GetContainerRequest, io.driveralias.agent.containerd.api.GetContainerResponse>
+            newBuilder().setType(io.grpc.MethodDescriptor.MethodType.UNARY)
+            .setFullMethodName("containerd.services.containers.v1.Containers/Get")
+            .setRequestMarshaller(new ProtoMarshaller<>(GetContainerRequest.parser()))
+            .setResponseMarshaller(new ProtoMarshaller<>(io.driveralias.agent.containerd.api.GetContainerResponse.parser()))
+            .build();
+
     private static final Duration DEADLINE = Duration.ofSeconds(5);
 
     private ContainerdFixtureRecorder() {
@@ -63,9 +72,9 @@ public final class ContainerdFixtureRecorder {
                     .env("NVIDIA_VISIBLE_DEVICES", "all").env("NVIDIA_DRIVER_CAPABILITIES", "compute,utility")
                     .annotation("cdi.k8s.io/nvidia-device-plugin_uuid", "nvidia.com/gpu=0")
                     .bind("/etc/hostname", "/etc/host-name", true));
-            record(out.resolve("cri-container.bin"), client.callInNamespace(ContainerdRpc.GET_CONTAINER,
+            record(out.resolve("cri-container.bin"), client.callInNamespace(GET_CONTAINER,
                     GetContainerRequest.newBuilder().setId(id).build(), DEADLINE).toByteArray());
-            record(out.resolve("cri-sandbox.bin"), client.callInNamespace(ContainerdRpc.GET_CONTAINER,
+            record(out.resolve("cri-sandbox.bin"), client.callInNamespace(GET_CONTAINER,
                     GetContainerRequest.newBuilder().setId(pod.id()).build(), DEADLINE).toByteArray());
             record(out.resolve("cri-container-mounts.bin"), client.callInNamespace(ContainerdRpc.SNAPSHOT_MOUNTS,
                     MountsRequest.newBuilder().setSnapshotter("overlayfs").setKey(id).build(), DEADLINE).toByteArray());
@@ -76,7 +85,7 @@ public final class ContainerdFixtureRecorder {
 
             containerd.ctrRun(ContainerdHarness.K8S, image, "ctr-one", "/bin/sh", "-c", "sleep 2");
             containerd.run("-n", ContainerdHarness.K8S, "tasks", "exec", "--exec-id", "probe", "ctr-one", "/bin/true");
-            record(out.resolve("ctr-container.bin"), client.callInNamespace(ContainerdRpc.GET_CONTAINER,
+            record(out.resolve("ctr-container.bin"), client.callInNamespace(GET_CONTAINER,
                     GetContainerRequest.newBuilder().setId("ctr-one").build(), DEADLINE).toByteArray());
             Thread.sleep(2500);
             containerd.run("-n", ContainerdHarness.K8S, "tasks", "delete", "ctr-one");

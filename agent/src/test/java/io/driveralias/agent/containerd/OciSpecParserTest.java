@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.driveralias.agent.core.ContainerInfo;
+import io.driveralias.agent.json.DescriptionTooLarge;
 import io.driveralias.agent.testing.SeededCases;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -92,32 +93,57 @@ class OciSpecParserTest {
         assertThatThrownBy(() -> parse(json)).isInstanceOf(IOException.class);
     }
 
+    /** Megabytes of environment cost nothing but the reading: only the two NVIDIA variables the agent uses are kept. */
     @Test
-    void aHugeEnvironmentKeepsOnlyBoundedGpuEntries() throws IOException {
+    void aHugeEnvironmentKeepsOnlyTheTwoVariablesUsed() throws IOException {
         StringBuilder json = new StringBuilder("{\"process\": {\"env\": [");
         for (int i = 0; i < 100_000; i++) {
             json.append(i == 0 ? "" : ",").append(i % 2 == 0 ? "\"NVIDIA_X" + i + "=1\"" : "\"OTHER" + i + "=" + "v".repeat(20) + "\"");
         }
-        json.append(",\"NVIDIA_LONG=").append("x".repeat(OciSpecParser.MAX_TEXT)).append("\"]}}");
+        json.append(",\"CONFIG=").append("x".repeat(4_000_000)).append('"');
+        json.append(",\"NVIDIA_VISIBLE_DEVICES=0\",\"NVIDIA_DRIVER_CAPABILITIES=compute\",\"NVIDIA_VISIBLE_DEVICES=1\"]}}");
         OciSpec spec = parse(json.toString());
-        assertThat(spec.gpuEnvironment()).hasSize(OciSpecParser.MAX_ENTRIES).allMatch(e -> e.length() <= OciSpecParser.MAX_TEXT);
+        assertThat(spec.gpuEnvironment()).containsExactly("NVIDIA_VISIBLE_DEVICES=1", "NVIDIA_DRIVER_CAPABILITIES=compute");
     }
 
     @Test
-    void manyMountsAndAnnotationsAndLongValuesAreBounded() throws IOException {
+    void aKeptValueOverItsBoundRefusesTheSpec() {
+        String devices = "{\"process\": {\"env\": [\"NVIDIA_VISIBLE_DEVICES=" + "0,".repeat(OciSpecParser.MAX_TEXT) + "\"]}}";
+        assertThatThrownBy(() -> parse(devices)).isInstanceOf(DescriptionTooLarge.class).hasMessageContaining("NVIDIA_VISIBLE_DEVICES");
+        String source = "{\"mounts\": [{\"destination\": \"/d\", \"type\": \"bind\", \"source\": \"/" + "s".repeat(OciSpecParser.MAX_TEXT)
+                + "\"}]}";
+        assertThatThrownBy(() -> parse(source)).isInstanceOf(DescriptionTooLarge.class);
+        String cdi = "{\"annotations\": {\"cdi.k8s.io/x\": \"" + "nvidia.com/gpu=0,".repeat(1000) + "\"}}";
+        assertThatThrownBy(() -> parse(cdi)).isInstanceOf(DescriptionTooLarge.class);
+    }
+
+    @Test
+    void hundredsOfMountsAreKeptThousandsRefused() throws IOException {
+        assertThat(parse(binds(1000)).binds()).hasSize(1000);
+        assertThatThrownBy(() -> parse(binds(10_000))).isInstanceOf(DescriptionTooLarge.class)
+                .hasMessageContaining("together over");
+    }
+
+    /** Annotations the agent does not read cost nothing, whatever their prefix, number or size. */
+    @Test
+    void annotationsNotReadAreNeverKept() throws IOException {
+        StringBuilder json = new StringBuilder("{\"annotations\": {");
+        for (int i = 0; i < 50_000; i++) {
+            json.append(i == 0 ? "" : ",").append("\"io.kubernetes.cri.passed-through-").append(i).append("\": \"").append("v".repeat(40))
+                    .append('"');
+        }
+        json.append(",\"io.kubernetes.cri.huge\": \"").append("b".repeat(2_000_000)).append("\"");
+        json.append(",\"io.kubernetes.cri.container-name\": \"cuda\"}}");
+        assertThat(parse(json.toString()).annotations()).isEqualTo(Map.of("io.kubernetes.cri.container-name", "cuda"));
+    }
+
+    private static String binds(int n) {
         StringBuilder json = new StringBuilder("{\"mounts\": [");
-        for (int i = 0; i < 5000; i++) {
-            json.append(i == 0 ? "" : ",").append("{\"destination\": \"/m").append(i).append("\", \"type\": \"bind\", \"source\": \"/s\"}");
+        for (int i = 0; i < n; i++) {
+            json.append(i == 0 ? "" : ",").append("{\"destination\": \"/var/lib/data/m").append(i)
+                    .append("\", \"type\": \"bind\", \"source\": \"/srv/volumes/s").append(i).append("\"}");
         }
-        json.append(",{\"destination\": \"/long\", \"type\": \"bind\", \"source\": \"/").append("s".repeat(OciSpecParser.MAX_TEXT))
-                .append("\"}], \"annotations\": {");
-        for (int i = 0; i < 5000; i++) {
-            json.append(i == 0 ? "" : ",").append("\"cdi.k8s.io/a").append(i).append("\": \"nvidia.com/gpu=0\"");
-        }
-        json.append(",\"io.kubernetes.cri.big\": \"").append("b".repeat(OciSpecParser.MAX_TEXT + 1)).append("\"}}");
-        OciSpec spec = parse(json.toString());
-        assertThat(spec.binds()).hasSize(OciSpecParser.MAX_ENTRIES);
-        assertThat(spec.annotations()).hasSize(OciSpecParser.MAX_ENTRIES).doesNotContainKey("io.kubernetes.cri.big");
+        return json.append("]}").toString();
     }
 
     @Test
@@ -146,7 +172,7 @@ class OciSpecParserTest {
         InputStream in = new ByteArrayInputStream(mutated);
         try {
             OciSpec parsed = OciSpecParser.parse(in);
-            assertThat(parsed.gpuEnvironment().size()).isLessThanOrEqualTo(OciSpecParser.MAX_ENTRIES);
+            assertThat(parsed.gpuEnvironment().size()).isLessThanOrEqualTo(2);
         } catch (IOException expected) {
             // the parser's own error
         }

@@ -17,6 +17,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 
 /** Docker's answers about a container, read as they stream in: what a container asks of a GPU runtime, and the rest the agent uses. */
 class ContainerInspectParserTest {
@@ -32,7 +34,7 @@ class ContainerInspectParserTest {
     }
 
     private static ContainerInfo inspect(InputStream json, ContainerInspectParser.Runtimes runtimes) throws IOException {
-        try (JsonParser p = JsonReading.FACTORY.createParser(json)) {
+        try (JsonParser p = JsonReading.parser(json)) {
             return ContainerInspectParser.parse(p, runtimes);
         }
     }
@@ -85,7 +87,8 @@ class ContainerInspectParserTest {
 
     @Test
     void nvidiaDevicesCdiDevicesAndThePodSandboxAreRead() throws IOException {
-        String inspect = "{\"Id\":\"c\",\"Config\":{\"Labels\":{\"io.kubernetes.docker.type\":\"podsandbox\"}},"
+        String inspect = "{\"Id\":\"c\",\"Name\":\"/k8s_POD_p_ns_u1_0\",\"Config\":{\"Labels\":{\"io.kubernetes.docker.type\":"
+                + "\"podsandbox\",\"io.kubernetes.pod.name\":\"p\",\"io.kubernetes.pod.namespace\":\"ns\",\"io.kubernetes.pod.uid\":\"u1\"}},"
                 + "\"HostConfig\":{\"Devices\":[{\"PathOnHost\":\"/dev/nvidia0\",\"PathInContainer\":\"/dev/nvidia0\"}],"
                 + "\"DeviceRequests\":[{\"Driver\":\"cdi\",\"DeviceIDs\":[\"nvidia.com/gpu=all\"]}]},"
                 + "\"GraphDriver\":{\"Name\":\"overlay2\",\"Data\":{\"UpperDir\":\"/u\",\"LowerDir\":\"/l1:/l2\",\"MergedDir\":\"/m\"}}}";
@@ -162,14 +165,49 @@ class ContainerInspectParserTest {
 
     @Test
     void thousandsOfLabelsKeepOnlyTheKubelets() throws IOException {
-        StringBuilder labels = new StringBuilder("{\"Config\":{\"Labels\":{");
+        StringBuilder labels = new StringBuilder("{\"Name\":\"/k8s_main_p_ns_u1_0\",\"Config\":{\"Labels\":{");
         for (int i = 0; i < 50_000; i++) {
             labels.append("\"label.").append(i).append("\":\"value\",");
+            labels.append("\"io.kubernetes.x").append(i).append("\":\"value\",");
         }
-        labels.append("\"io.kubernetes.pod.name\":\"p\",\"io.kubernetes.pod.namespace\":\"ns\"}}}");
+        labels.append("\"io.kubernetes.pod.name\":\"p\",\"io.kubernetes.pod.namespace\":\"ns\",\"io.kubernetes.pod.uid\":\"u1\",")
+                .append("\"io.kubernetes.container.name\":\"main\"}}}");
 
-        assertThat(inspect(labels.toString(), RUNC).labels())
-                .isEqualTo(Map.of("io.kubernetes.pod.name", "p", "io.kubernetes.pod.namespace", "ns"));
+        assertThat(inspect(labels.toString(), RUNC).labels()).isEqualTo(Map.of("io.kubernetes.pod.name", "p",
+                "io.kubernetes.pod.namespace", "ns", "io.kubernetes.pod.uid", "u1", "io.kubernetes.container.name", "main"));
+    }
+
+    /**
+     * Docker copies an image's labels onto its containers: labels that name another pod, or call
+     * the container a sandbox, count only where the kubelet's own name for the container says the same.
+     */
+    @ParameterizedTest
+    @CsvSource({
+        "/gpu-job, container, p",
+        "/k8s_main_victim_kube-system_u1_0, container, p",
+        "/k8s_other_p_ns_u1_0, container, p",
+        "/k8s_main_p_ns_u1_0, podsandbox, p",
+        "/k8s_POD_p_ns_u2_0, podsandbox, p",
+        "/k8s_main_p_ns_u1, container, p"})
+    void labelsThatTheContainersNameDoesNotBearOutNameNoPodAndNoSandbox(String name, String type, String pod) throws IOException {
+        String inspect = "{\"Id\":\"c\",\"Name\":\"" + name + "\",\"Config\":{\"Labels\":{\"io.kubernetes.docker.type\":\"" + type
+                + "\",\"io.kubernetes.pod.name\":\"" + pod + "\",\"io.kubernetes.pod.namespace\":\"ns\",\"io.kubernetes.pod.uid\":\"u1\","
+                + "\"io.kubernetes.container.name\":\"main\"}}}";
+        ContainerInfo info = inspect(inspect, RUNC);
+        assertThat(info.labels()).isEmpty();
+        assertThat(info.sandbox()).isFalse();
+    }
+
+    @Test
+    void aKeptValueOverItsBoundRefusesTheDescription() {
+        String inspect = "{\"Id\":\"c\",\"Config\":{\"Env\":[\"NVIDIA_VISIBLE_DEVICES=" + "GPU-x,".repeat(2000) + "\"]}}";
+        assertThatThrownBy(() -> inspect(inspect, RUNC)).isInstanceOf(io.driveralias.agent.json.DescriptionTooLarge.class);
+        StringBuilder mounts = new StringBuilder("{\"Id\":\"c\",\"Mounts\":[");
+        for (int i = 0; i < 2000; i++) {
+            mounts.append(i == 0 ? "" : ",").append("{\"Type\":\"bind\",\"Source\":\"/s\",\"Destination\":\"/d").append(i).append("\"}");
+        }
+        assertThatThrownBy(() -> inspect(mounts.append("]}").toString(), RUNC))
+                .isInstanceOf(io.driveralias.agent.json.DescriptionTooLarge.class);
     }
 
     @Test
@@ -205,8 +243,9 @@ class ContainerInspectParserTest {
     @Test
     void aListedContainerReadsDockersFiles() throws IOException {
         String list = "[{\"Id\":\"other\",\"State\":\"created\"},{\"Id\":\"c\",\"State\":\"running\",\"Names\":[\"/not\"]},"
-                + "{\"Id\":\"c\",\"Names\":[\"/n\",\"/m\"],\"Image\":\"i\",\"Mounts\":[],\"State\":\"created\","
-                + "\"Labels\":{\"io.kubernetes.pod.name\":\"p\",\"x\":\"y\"},\"Ports\":[{\"PrivatePort\":1}]}]";
+                + "{\"Id\":\"c\",\"Names\":[\"/k8s_m_p_ns_u_0\",\"/m\"],\"Image\":\"i\",\"Mounts\":[],\"State\":\"created\","
+                + "\"Labels\":{\"io.kubernetes.pod.name\":\"p\",\"io.kubernetes.pod.namespace\":\"ns\",\"io.kubernetes.pod.uid\":\"u\","
+                + "\"io.kubernetes.container.name\":\"m\",\"x\":\"y\"},\"Ports\":[{\"PrivatePort\":1}]}]";
         HostSettings host;
         try (JsonParser p = JsonReading.FACTORY.createParser("{\"ReadonlyRootfs\":true,\"Runtime\":\"gpu\",\"Binds\":[]}")) {
             host = HostSettings.read(p, p.nextToken());
@@ -222,8 +261,8 @@ class ContainerInspectParserTest {
 
         assertThat(listed).isPresent();
         ContainerInfo info = ContainerInspectParser.created(listed.get(), "overlay2", Map.of(), host, env, RUNC);
-        assertThat(info.name()).isEqualTo("n");
-        assertThat(info.labels()).isEqualTo(Map.of("io.kubernetes.pod.name", "p"));
+        assertThat(info.name()).isEqualTo("k8s_m_p_ns_u_0");
+        assertThat(info.labels()).containsEntry("io.kubernetes.pod.name", "p").doesNotContainKey("x");
         assertThat(info.readOnlyRootfs()).isTrue();
         assertThat(info.running()).isFalse();
         assertThat(info.gpu()).isEqualTo(new GpuRequest("gpu", false, Optional.of("all"), false, false, ""));

@@ -32,7 +32,7 @@ class LayerStoreTest {
 
         assertThat(LayerStore.overlayPaths(root.toString(), ID)).contains(Map.of(
                 "UpperDir", root + "/overlay2/" + CACHE + "/diff", "MergedDir", root + "/overlay2/" + CACHE + "/merged"));
-        assertThat(LayerStore.hostConfig(root.toString(), ID).map(String::new))
+        assertThat(LayerStore.hostConfig(root.toString(), ID).map(LayerStoreTest::text))
                 .contains("{\"Binds\":[],\"ReadonlyRootfs\":true,\"Runtime\":\"runc\"}");
     }
 
@@ -79,13 +79,31 @@ class LayerStoreTest {
         assertThat(LayerStore.hostConfig(root.toString(), ID)).isEmpty();
     }
 
+    /** A file of megabytes (its owner's environment) is streamed, never read whole, and the GPU variables found in it. */
     @Test
-    void aContainerFileOverOneMebibyteIsNotRead() throws IOException {
+    void aContainerFileOfMegabytesIsStreamed() throws IOException {
         layout(CACHE, "{}");
         Files.writeString(root.resolve("containers/" + ID + "/config.v2.json"),
-                "{\"Config\":{\"Env\":[\"A=" + "x".repeat(1 << 20) + "\"]}}");
+                "{\"Config\":{\"Env\":[\"A=" + "x".repeat(8 << 20) + "\",\"NVIDIA_VISIBLE_DEVICES=all\"]}}");
+        try (java.io.InputStream in = LayerStore.containerConfig(root.toString(), ID).orElseThrow();
+             com.fasterxml.jackson.core.JsonParser p = JsonReading.parser(in)) {
+            assertThat(ContainerInspectParser.configEnvironment(p)).containsExactly("NVIDIA_VISIBLE_DEVICES=all");
+        }
+        assertThat(LayerStore.hostConfig(root.toString(), ID).map(LayerStoreTest::text)).contains("{}");
+    }
 
+    @Test
+    void aFifoInPlaceOfAContainerFileIsNotOpened() throws Exception {
+        layout(CACHE, "{}");
+        new ProcessBuilder("mkfifo", root.resolve("containers/" + ID + "/config.v2.json").toString()).start().waitFor();
         assertThat(LayerStore.containerConfig(root.toString(), ID)).isEmpty();
-        assertThat(LayerStore.hostConfig(root.toString(), ID).map(String::new)).contains("{}");
+    }
+
+    private static String text(java.io.InputStream in) {
+        try (in) {
+            return new String(in.readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 }

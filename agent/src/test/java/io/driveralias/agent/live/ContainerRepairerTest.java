@@ -92,28 +92,28 @@ class ContainerRepairerTest {
     }
 
     @Test
-    void aContainerRemovedDuringItsRepairIsGoneNotFailed() throws Exception {
+    void aContainerRemovedDuringItsRepairIsMissedNotFailed() throws Exception {
         ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
         docker.put(c);
         docker.afterInspect(c.id(), 1, info -> null);
 
         Examination e = examine(c.id(), Optional.empty(), false).orElseThrow();
 
-        assertThat(e.outcome()).isEqualTo(ContainerOutcome.GONE);
+        assertThat(e.outcome()).isEqualTo(ContainerOutcome.MISSED);
     }
 
     @Test
-    void aContainerRestartedDuringItsRepairIsGoneNotFailed() throws Exception {
+    void aContainerRestartedDuringItsRepairIsMissedNotFailed() throws Exception {
         ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
         docker.put(c);
         docker.afterInspect(c.id(), 1, ContainerFixtures::restarted);
 
         assertThat(examine(c.id(), Optional.empty(), false)).get()
-                .extracting(Examination::outcome).isEqualTo(ContainerOutcome.GONE);
+                .extracting(Examination::outcome).isEqualTo(ContainerOutcome.MISSED);
     }
 
     @Test
-    void aContainerThatFailsAndThenExitsIsGoneNotFailed() throws Exception {
+    void aContainerThatFailsAndThenExitsIsMissedNotFailed() throws Exception {
         ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);
         docker.put(c);
         // A directory where the alias belongs: a conflict the agent must not resolve.
@@ -122,7 +122,7 @@ class ContainerRepairerTest {
         docker.afterInspect(c.id(), 3, ContainerFixtures::exited);
 
         assertThat(examine(c.id(), Optional.empty(), false)).get()
-                .extracting(Examination::outcome).isEqualTo(ContainerOutcome.GONE);
+                .extracting(Examination::outcome).isEqualTo(ContainerOutcome.MISSED);
         assertThat(docker.inspects(c.id())).as("asked again whether it still runs").isEqualTo(4);
     }
 
@@ -238,15 +238,17 @@ class ContainerRepairerTest {
     }
 
     @Test
-    void aContainerRepairedBeforeItsStartAndGoneBeforeTheStartPathLooksCountsAsRepaired() throws Exception {
+    void aContainerRepairedBeforeItsStartAndGoneBeforeTheStartPathLooksCountsAsRepairedOnlyIfItsStartIsKnownLater()
+            throws Exception {
         ContainerRepairer seeding = fixtures.repairer(docker, fixtures.seeder());
         ContainerInfo c = fixtures.createdOnOverlay(ContainerFixtures.newId(), "cuda", false);
         docker.put(c);
         assertThat(seeding.examine(c.id(), Instant.now(), RootRepairer.Mode.APPLY, Optional.empty(), false)).isEmpty();
         assertThat(upperAlias(c)).isSymbolicLink();
 
-        // A batch job: started, ran, exited and was removed before its start event was handled.
-        docker.remove(c.id());
+        // A batch job: started after its aliases were written, ran and exited before its start event was
+        // handled; its runtime still tells when it started.
+        docker.put(ContainerFixtures.exited(c.toBuilder().startedAt(Optional.of(Instant.now().plusMillis(50))).build()));
         Examination e = seeding.examine(c.id(), Instant.now(), RootRepairer.Mode.APPLY, Optional.empty(), false)
                 .orElseThrow();
 
@@ -256,7 +258,7 @@ class ContainerRepairerTest {
                 .containsExactly(ContainerFixtures.ALIAS);
         // Counted once: a second look finds nothing seeded any more.
         assertThat(seeding.examine(c.id(), Instant.now(), RootRepairer.Mode.APPLY, Optional.empty(), false)
-                .orElseThrow().outcome()).isEqualTo(ContainerOutcome.GONE);
+                .orElseThrow().outcome()).isEqualTo(ContainerOutcome.MISSED);
     }
 
     @Test

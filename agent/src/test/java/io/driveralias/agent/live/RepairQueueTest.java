@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -51,17 +52,11 @@ class RepairQueueTest {
 
         // "a" is in flight, so the next worker gets "b" although "a" waited longer.
         assertThat(queue.take().key()).isEqualTo(key("b"));
-        CompletableFuture<RepairQueue.Job> blocked = CompletableFuture.supplyAsync(() -> {
-            try {
-                return queue.take();
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<RepairQueue.Job> blocked = takeLater(queue);
         Thread.sleep(100);
         assertThat(blocked).isNotDone();
 
-        queue.done(first.key());
+        queue.done(first);
 
         assertThat(blocked.get(5, TimeUnit.SECONDS).key()).isEqualTo(key("a"));
     }
@@ -96,13 +91,7 @@ class RepairQueueTest {
     void aCreatedContainerWaitsForItsStartToJoinIt() throws Exception {
         RepairQueue queue = new RepairQueue(10, Duration.ofMillis(300));
         queue.offer(new RepairQueue.Job(key("a"), T0, "create"));
-        CompletableFuture<RepairQueue.Job> taken = CompletableFuture.supplyAsync(() -> {
-            try {
-                return queue.take();
-            } catch (InterruptedException e) {
-                throw new IllegalStateException(e);
-            }
-        });
+        CompletableFuture<RepairQueue.Job> taken = takeLater(queue);
         Thread.sleep(100);
         assertThat(taken).as("not yet eligible").isNotDone();
 
@@ -123,5 +112,71 @@ class RepairQueueTest {
 
         assertThat(job.trigger()).isEqualTo("create");
         assertThat(System.nanoTime() - start).isGreaterThanOrEqualTo(Duration.ofMillis(150).toNanos());
+    }
+
+    /** A neighbour's storm of creates never takes the workers a start needs. */
+    @Test
+    void otherWorkIsCappedSoThatAStartFindsAWorker() throws Exception {
+        RepairQueue queue = new RepairQueue(100, Duration.ZERO, 1);
+        queue.offer(new RepairQueue.Job(key("c1"), T0, "create"));
+        queue.offer(new RepairQueue.Job(key("c2"), T0, "create"));
+        assertThat(queue.take().key()).as("creates newest first").isEqualTo(key("c2"));
+        CompletableFuture<RepairQueue.Job> next = takeLater(queue);
+        Thread.sleep(100);
+        assertThat(next).as("a second create waits while one is in flight").isNotDone();
+        queue.offer(new RepairQueue.Job(key("gpu"), T0.plusSeconds(1), "start", 42));
+        RepairQueue.Job start = next.get(2, TimeUnit.SECONDS);
+        assertThat(start.key()).isEqualTo(key("gpu"));
+        assertThat(start.pid()).isEqualTo(42);
+    }
+
+    /** A start waits for its own create in flight (never two workers on one container), and the create can see it waiting. */
+    @Test
+    void aStartWaitsForItsOwnCreateInFlightWhichSeesItWaiting() throws Exception {
+        RepairQueue queue = new RepairQueue(10, Duration.ZERO, 2);
+        queue.offer(new RepairQueue.Job(key("a"), T0, "create"));
+        RepairQueue.Job create = queue.take();
+        assertThat(queue.startWaiting(key("a"))).isFalse();
+        assertThat(queue.busy()).isTrue();
+        queue.offer(new RepairQueue.Job(key("a"), T0.plusMillis(20), "start", 7));
+        assertThat(queue.startWaiting(key("a"))).isTrue();
+        CompletableFuture<RepairQueue.Job> start = takeLater(queue);
+        Thread.sleep(100);
+        assertThat(start).isNotDone();
+        queue.done(create);
+        RepairQueue.Job taken = start.get(2, TimeUnit.SECONDS);
+        assertThat(taken.isStart()).isTrue();
+        assertThat(taken.pid()).isEqualTo(7);
+        queue.done(taken);
+        assertThat(queue.busy()).isFalse();
+    }
+
+    /** Behind a storm of creates, the newest is served next: it may still be written before its start. */
+    @Test
+    void createsGoNewestFirstThenReconcilesOldestFirst() throws Exception {
+        RepairQueue queue = new RepairQueue(100, Duration.ZERO, 1);
+        queue.offer(new RepairQueue.Job(key("r1"), T0, "reconcile"));
+        for (int i = 0; i < 5; i++) {
+            queue.offer(new RepairQueue.Job(key("storm-" + i), T0.plusMillis(i), "create"));
+        }
+        queue.offer(new RepairQueue.Job(key("r2"), T0.plusMillis(9), "reconcile"));
+        List<String> order = new java.util.ArrayList<>();
+        for (int i = 0; i < 7; i++) {
+            RepairQueue.Job job = queue.take();
+            order.add(job.key().containerId());
+            queue.done(job);
+        }
+        assertThat(order).containsExactly("storm-4", "storm-3", "storm-2", "storm-1", "storm-0", "r1", "r2");
+    }
+
+    /** A worker's take, waiting on another thread. */
+    private static CompletableFuture<RepairQueue.Job> takeLater(RepairQueue queue) {
+        return CompletableFuture.supplyAsync(() -> {
+            try {
+                return queue.take();
+            } catch (InterruptedException e) {
+                throw new IllegalStateException(e);
+            }
+        });
     }
 }

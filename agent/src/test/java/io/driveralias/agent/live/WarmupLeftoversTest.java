@@ -103,6 +103,22 @@ class WarmupLeftoversTest {
         }
     }
 
+    /** Another agent on the same host (alive: its pid runs, with the same start) keeps its warm-up root. */
+    @Test
+    void aLivingAgentsRootIsLeftAloneADeadOnesRemoved() throws Exception {
+        Path living = Warmup.privateRoot(tmp);
+        Path dead = Files.createDirectory(tmp.resolve("driver-alias-warmup-" + ProcessHandle.current().pid() + "-1-abc"));
+        Path gone = Files.createDirectory(tmp.resolve("driver-alias-warmup-999999999-5-abc"));
+        try {
+            Warmup.removeLeftovers(tmp);
+            assertThat(living).as("this process's own, alive").isDirectory();
+            assertThat(dead).as("the same pid with another start: a process that ended").doesNotExist();
+            assertThat(gone).as("no such process").doesNotExist();
+        } finally {
+            Files.deleteIfExists(living);
+        }
+    }
+
     @Test
     void theWarmUpRootIsPrivate() throws Exception {
         Path root = Warmup.privateRoot(tmp);
@@ -111,9 +127,8 @@ class WarmupLeftoversTest {
                     .isEqualTo(PosixFilePermissions.fromString("rwx------"));
             assertThat(Files.getAttribute(root, "unix:uid", LinkOption.NOFOLLOW_LINKS)).isEqualTo(Libc.geteuid());
         } finally {
-            Warmup.removeLeftovers(tmp);
+            Files.deleteIfExists(root);
         }
-        assertThat(root).doesNotExist();
     }
 
     /** Exchanges {@code usr} and {@code swap} (a directory and a symlink) as fast as it can. */

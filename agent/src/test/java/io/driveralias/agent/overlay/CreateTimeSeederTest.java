@@ -253,4 +253,31 @@ class CreateTimeSeederTest {
         }
         assertThat(upper.resolve("usr/lib64")).doesNotExist();
     }
+
+    /**
+     * Whether the container's program has provably not begun, from the runtime's task directory:
+     * no task, no pid yet, or a pid whose process is still runc's init; a process running any
+     * other program (this JVM) or a pid that is not one proves nothing.
+     */
+    @Test
+    void theTaskDirectoryTellsWhetherTheProgramBegan() throws Exception {
+        Path task = dir.resolve("task");
+        assertThat(seeder.beforeProgram("")).as("a runtime that keeps no task directory").isFalse();
+        assertThat(seeder.beforeProgram(task.toString())).as("no task yet").isTrue();
+        Files.createDirectories(task);
+        assertThat(seeder.beforeProgram(task.toString())).as("no process yet").isTrue();
+        Files.writeString(task.resolve("init.pid"), Long.toString(ProcessHandle.current().pid()));
+        assertThat(seeder.beforeProgram(task.toString())).as("a process running its program").isFalse();
+        Files.writeString(task.resolve("init.pid"), "not a pid");
+        assertThat(seeder.beforeProgram(task.toString())).isFalse();
+        Process init = new ProcessBuilder("python3", "-c", "import ctypes, time; ctypes.CDLL(None).prctl(15, b'runc:[2:INIT]', 0, 0, 0);"
+                + " print('named', flush=True); time.sleep(30)").start();
+        try {
+            assertThat(new String(init.getInputStream().readNBytes(6), java.nio.charset.StandardCharsets.US_ASCII)).isEqualTo("named\n");
+            Files.writeString(task.resolve("init.pid"), Long.toString(init.pid()));
+            assertThat(seeder.beforeProgram(task.toString())).as("runc's init, waiting for its start").isTrue();
+        } finally {
+            init.destroyForcibly().waitFor();
+        }
+    }
 }

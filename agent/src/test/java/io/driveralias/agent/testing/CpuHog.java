@@ -1,4 +1,4 @@
-package io.driveralias.agent.bench;
+package io.driveralias.agent.testing;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -10,11 +10,11 @@ import java.util.List;
  * default) competes with dockerd and the agent as a training job's data loaders would; a
  * positive value leaves them the CPU first.
  */
-final class CpuHog implements AutoCloseable {
+public final class CpuHog implements AutoCloseable {
 
     private final List<Process> loops = new ArrayList<>();
 
-    CpuHog(int nice) {
+    public CpuHog(int nice) {
         int cores = Runtime.getRuntime().availableProcessors();
         try {
             for (int i = 0; i < cores; i++) {
@@ -27,7 +27,7 @@ final class CpuHog implements AutoCloseable {
         }
     }
 
-    static String describe(int nice) {
+    public static String describe(int nice) {
         return "a busy loop on each of " + Runtime.getRuntime().availableProcessors() + " cores, "
                 + (nice == 0 ? "not niced" : "nice " + nice);
     }
