@@ -26,7 +26,9 @@ import org.slf4j.LoggerFactory;
  * {@code /metrics}, {@code /healthz} and {@code /readyz}: a small HTTP/1.1 server that a
  * hostile client cannot hold hostage. The port is reachable from any pod, and a liveness probe
  * that hangs gets the agent restarted, so every connection is bounded: one virtual thread each
- * (an idle or slow client costs a parked virtual thread, never a pool slot), at most
+ * (an idle or slow client costs a parked virtual thread, never a pool slot; an address holding
+ * few connections gets a kernel thread of a few, so that the probes never queue for a carrier behind a
+ * flood's connections), at most
  * {@link Limits#maxConnections} at once and {@link Limits#maxPerClient} from one address, where a
  * newcomer evicts a connection that has not sent its request yet rather than be refused (see
  * {@link ConnectionSlots}: however many addresses hold idle connections, a probe gets in), the
@@ -55,6 +57,8 @@ public final class AgentHttpServer implements AutoCloseable {
     private static final int BACKLOG = 4096;
     /** Connections that the kubelet's probes or a Prometheus hold at most, with room to spare. */
     private static final int FEW = 8;
+    /** Kernel threads for the connections of addresses that hold fewer than {@link #FEW} (see {@link #acceptLoop}). */
+    private static final int QUIET_THREADS = 16;
 
     /** The bounds on what one client may cost. */
     public record Limits(int maxConnections, Duration headerDeadline, Duration exchangeDeadline, int maxHeaderBytes,
@@ -83,6 +87,7 @@ public final class AgentHttpServer implements AutoCloseable {
     private final Semaphore threads;
     /** Threads past that bound, for addresses that hold fewer than {@link #FEW} connections. */
     private final Semaphore reserve = new Semaphore(64);
+    private final Semaphore quietThreads = new Semaphore(QUIET_THREADS);
     private final ScheduledThreadPoolExecutor deadlines;
 
     /**
@@ -167,6 +172,7 @@ public final class AgentHttpServer implements AutoCloseable {
                 continue;
             }
             InetAddress peer = socket.getInetAddress();
+            boolean quiet = slots.heldBy(peer) < FEW;
             Semaphore thread = connectionRate.admit(peer) ? threadFor(peer) : null;
             if (thread == null) {
                 closeQuietly(socket); // before it costs a thread
@@ -188,13 +194,26 @@ public final class AgentHttpServer implements AutoCloseable {
             }
             open.add(socket);
             ConnectionSlots.Slot admitted = slot;
-            Thread.ofVirtual().name("http-conn").start(() -> {
+            // A quiet address (the kubelet's probes, Prometheus) gets a kernel thread while there
+            // are some: the kernel wakes it as its bytes arrive, where a virtual thread would queue
+            // behind every runnable connection of a flood for its carrier (on a loaded 2-core machine,
+            // under a flood of TLS handshakes, a probe was answered 1.09 s after its handshake).
+            boolean own = quiet && quietThreads.tryAcquire();
+            Runnable work = () -> {
                 try {
                     serve(connection, admitted);
                 } finally {
                     thread.release();
+                    if (own) {
+                        quietThreads.release();
+                    }
                 }
-            });
+            };
+            if (own) {
+                Thread.ofPlatform().name("http-conn-quiet").daemon().start(work); // at the acceptor's nice, as it inherits it
+            } else {
+                Thread.ofVirtual().name("http-conn").start(work);
+            }
         }
     }
 
@@ -212,7 +231,9 @@ public final class AgentHttpServer implements AutoCloseable {
     }
 
     private void serve(Connection connection, ConnectionSlots.Slot slot) {
-        ServingPriority.lowerCarrier(); // below the repairs
+        if (Thread.currentThread().isVirtual()) {
+            ServingPriority.lowerCarrier(); // below the repairs
+        }
         Socket raw = connection.socket();
         ScheduledFuture<?> cut = null;
         try (raw) { // closing the plain socket ends a TLS one on it too, without waiting on the peer
