@@ -145,9 +145,10 @@ class AuthFloodTest {
             // Prometheus' scrape timeout: a login the server has not seen gets its bcrypt turn in time.
             newLogin = others.get("127.0.0.201", "/metrics", TestCertificates.basic("grafana", "gr4fana"), 10_000);
         }
-        System.out.printf("%s flood, %d addresses x %d connections, how they ended: %s%n  %s%n  %s%n  %s%n"
+        System.out.printf("%s flood, %d addresses x %d connections, how they ended: %s%n  load average %s%n  %s%n  %s%n  %s%n"
                 + "  a new login during the flood: %d in %.1f ms%n", kind, ADDRESSES, PER_ADDRESS, flood.outcomes(),
-                clients.summary("/healthz"), clients.summary("/readyz"), clients.summary("/metrics"), newLogin.status(), newLogin.millis());
+                Files.readString(Path.of("/proc/loadavg")).trim(), clients.summary("/healthz"), clients.summary("/readyz"),
+                clients.summary("/metrics"), newLogin.status(), newLogin.millis());
         for (String probe : new String[] {"/healthz", "/readyz"}) {
             assertThat(clients.answers(probe)).as(clients.summary(probe)).hasSize(30)
                     .allSatisfy(a -> {
