@@ -54,7 +54,13 @@ public record AgentConfig(
          * The uid of the agent's own pod (the DaemonSet gives it from metadata.uid): the agent is ready
          * only once a watched runtime runs it; empty outside Kubernetes.
          */
-        Optional<String> podUid) {
+        Optional<String> podUid,
+        /**
+         * The containerd Docker runs its containers on ({@code unix:///path}), {@code auto} (where Docker
+         * says, else beside Docker's socket) or {@code off}: read in Docker's namespace only, for
+         * Docker's containers (their process's creation, and their layers in containerd's image store).
+         */
+        String dockerContainerdAddress) {
 
     /** Where the NVIDIA runtimes put driver files (docs/design.md); {@code --lib-dir} adds more. */
     public static final List<String> DEFAULT_LIBRARY_DIRECTORIES = List.of(

@@ -75,7 +75,10 @@ public final class ConfigParser {
             new Option("containerd-namespace", "k8s.io", false, false,
                     "the containerd namespace to watch (k8s.io: the kubelet's; never moby, Docker's own)"),
             new Option("containerd-state", "/run/containerd", false, false,
-                    "containerd's state directory, where it mounts a container's root"));
+                    "containerd's state directory, where it mounts a container's root"),
+            new Option("docker-containerd-address", "auto", false, false,
+                    "auto|off|unix:///path: the containerd Docker runs its containers on, read in Docker's namespace"
+                            + " for Docker's containers (auto: where Docker says, else beside Docker's socket)"));
 
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)?");
     private static final Pattern VERSION = Pattern.compile("[0-9]+(\\.[0-9]+)+");
@@ -200,7 +203,21 @@ public final class ConfigParser {
                 RuntimeChoice.parse(v.list("runtime"), givenDockerHost.isPresent(), givenContainerd.isPresent()),
                 RuntimeChoice.containerdAddress(givenContainerd.orElse(option("containerd-address").defaultValue())),
                 RuntimeChoice.containerdNamespace(v.single("containerd-namespace")),
-                RuntimeChoice.containerdState(v.single("containerd-state")), podUid(v, env));
+                RuntimeChoice.containerdState(v.single("containerd-state")), podUid(v, env),
+                dockerContainerd(v.single("docker-containerd-address")));
+    }
+
+    /** {@code auto}, {@code off}, or a containerd socket as {@code --containerd-address} takes it. */
+    static String dockerContainerd(String value) throws ConfigException {
+        if (value.equals("auto") || value.equals("off")) {
+            return value;
+        }
+        String address = value.startsWith("/") ? "unix://" + value : value;
+        if (!address.startsWith("unix:///") || address.length() <= "unix:///".length() || address.contains("/../")
+                || address.endsWith("/..")) {
+            throw new ConfigException("--docker-containerd-address is auto, off or unix:///path/to/containerd.sock, got " + value);
+        }
+        return address;
     }
 
     private static final Pattern POD_UID = Pattern.compile(

@@ -86,6 +86,7 @@ final class ContainerInspectParser {
                 case "State" -> state(p, value, f);
                 case "Mounts" -> f.mounts = mounts(p, value);
                 case "GraphDriver" -> graphDriver(p, value, f);
+                case "Storage" -> snapshotter(p, value, f);
                 case "HostConfig" -> f.host = HostSettings.read(p, value);
                 default -> p.skipChildren();
             }
@@ -114,6 +115,11 @@ final class ContainerInspectParser {
 
     /** The entry of a container list for {@code id}, if that container is only created (never started). */
     static Optional<Listed> findCreated(JsonParser list, String id) throws IOException {
+        return find(list, id, true);
+    }
+
+    /** The entry of a container list for {@code id}; with {@code createdOnly}, only if it is created and never started. */
+    static Optional<Listed> find(JsonParser list, String id, boolean createdOnly) throws IOException {
         if (list.nextToken() != JsonToken.START_ARRAY) {
             throw new com.fasterxml.jackson.core.JsonParseException(list, "not a list of containers");
         }
@@ -123,7 +129,7 @@ final class ContainerInspectParser {
                 continue;
             }
             Fields f = listed(list);
-            if (f.id.equals(id) && f.state.equals("created")) {
+            if (f.id.equals(id) && (!createdOnly || f.state.equals("created"))) {
                 return Optional.of(new Listed(f.id, withoutSlash(f.name), f.image, f.labels, f.mounts));
             }
         }
@@ -137,6 +143,12 @@ final class ContainerInspectParser {
      */
     static ContainerInfo created(Listed c, String storage, Map<String, String> overlayPaths, HostSettings host,
                                  List<String> env, Runtimes runtimes) {
+        return created(c, storage, overlay(storage, overlayPaths), host, env, runtimes);
+    }
+
+    /** The same, with its root's layers as found (overlay2's layer store, or the image store's snapshot). */
+    static ContainerInfo created(Listed c, String storage, Optional<ContainerInfo.OverlayLayers> layers, HostSettings host,
+                                 List<String> env, Runtimes runtimes) {
         return ContainerInfo.builder(c.id())
                 .name(c.name())
                 .image(c.image())
@@ -144,7 +156,7 @@ final class ContainerInspectParser {
                 .sandbox(isSandbox(kubeletsOwn(c.name(), c.labels())))
                 .mounts(c.mounts())
                 .storage(storage)
-                .overlay(overlay(storage, overlayPaths))
+                .overlay(layers)
                 .readOnlyRootfs(host.readOnlyRootfs().orElse(false))
                 .gpu(gpu(host, env, runtimes))
                 .build();
@@ -228,6 +240,36 @@ final class ContainerInspectParser {
                 default -> p.skipChildren();
             }
         });
+    }
+
+    /**
+     * {@code Storage.RootFS.Snapshot.Name}: the snapshotter of a container in containerd's image
+     * store, where API 1.52 (Docker 29) and later say it instead of {@code GraphDriver.Name}.
+     */
+    private static void snapshotter(JsonParser p, JsonToken start, Fields f) throws IOException {
+        fields(p, start, (field, value) -> {
+            if (field.equals("RootFS")) {
+                fields(p, value, (rootField, rootValue) -> {
+                    if (rootField.equals("Snapshot")) {
+                        fields(p, rootValue, (name, nameValue) -> {
+                            String snapshotter = name.equals("Name") ? text(p, nameValue) : skipped(p);
+                            if (!snapshotter.isEmpty() && f.storage.isEmpty()) {
+                                f.storage = snapshotter;
+                            }
+                        });
+                    } else {
+                        p.skipChildren();
+                    }
+                });
+            } else {
+                p.skipChildren();
+            }
+        });
+    }
+
+    private static String skipped(JsonParser p) throws IOException {
+        p.skipChildren();
+        return "";
     }
 
     private static Map<String, String> overlayData(JsonParser p, JsonToken start) throws IOException {

@@ -112,7 +112,8 @@ public final class ContainerRepairer {
             info = starting.isPresent() ? starting.get() : runtime.describe(id);
         } catch (ContainerRuntimeException.NoSuchContainer e) {
             ContainerRef ref = new ContainerRef(id, "", "", Optional.empty());
-            return Optional.of(gone(ref, Optional.empty(), receivedAt, "removed before it could be examined", false));
+            return Optional.of(gone(ref, Optional.empty(), Optional.empty(), receivedAt, "removed before it could be examined",
+                    false));
         } catch (ContainerRuntimeException.TooLarge e) {
             ContainerRef ref = new ContainerRef(id, "", "", Optional.empty());
             try (Mdc ignored = Mdc.container(ref)) {
@@ -138,7 +139,7 @@ public final class ContainerRepairer {
             }
             Optional<String> notGpu = withoutGpuRequest(info);
             if (!info.running()) {
-                return Optional.of(gone(ref, info.startedAt(), receivedAt, "exited before it could be examined",
+                return Optional.of(gone(ref, info.startedAt(), processNotBefore(info), receivedAt, "exited before it could be examined",
                         notGpu.isEmpty()));
             }
             if (notGpu.isPresent()) {
@@ -147,7 +148,8 @@ public final class ContainerRepairer {
             }
             Examination result = repairRunning(info, ref, receivedAt, mode);
             if (result.outcome() == ContainerOutcome.FAILED && !stillSameStart(info)) {
-                return Optional.of(gone(ref, info.startedAt(), receivedAt, "exited during the repair", true));
+                return Optional.of(gone(ref, info.startedAt(), processNotBefore(info), receivedAt, "exited during the repair",
+                        true));
             }
             return Optional.of(result);
         }
@@ -259,7 +261,7 @@ public final class ContainerRepairer {
             runtimeFiles.record(info, report);
         } catch (ErrnoException e) {
             if (e.is(Errno.ESRCH)) {
-                return gone(ref, info.startedAt(), receivedAt, e.getMessage(), true);
+                return gone(ref, info.startedAt(), processNotBefore(info), receivedAt, e.getMessage(), true);
             }
             FailureReason reason = Failures.reasonOf(e);
             report = new RepairReport(Optional.empty(), List.of(),
@@ -268,15 +270,17 @@ public final class ContainerRepairer {
         Seeded seed = seeded.remove(info.id());
         LateRepairCause skipped = notSeeded.remove(info.id());
         boolean addedAtStart = !report.applied().isEmpty();
-        Optional<Instant> created = processStart.or(info::startedAt);
+        Optional<Instant> created = processStart.or(() -> processNotBefore(info));
         if (seed != null) {
             report = report.withSeeded(seed.links());
             // Everything was in place before the container's first instruction: written before its
             // process existed, and the start path had nothing to add.
             if (!addedAtStart && !report.applied().isEmpty() && (seed.beforeProgram()
                     || FirstInstruction.aliasesWereThere(Optional.of(seed.seededAt()), created, false))) {
+                // No exposure, whatever the runtime's record of the start says (Docker 26 and later
+                // stamp it before the process is made, Docker 20.10 after it ran).
                 return new Examination(ref, report.outcome(), Optional.of(report), info.startedAt(), seed.receivedAt(),
-                        seed.seededAt(), "before start");
+                        seed.seededAt(), "before start").processStarted(Optional.of(seed.seededAt()));
             }
         }
         if (stillInInit && report.outcome() != ContainerOutcome.FAILED) {
@@ -299,17 +303,19 @@ public final class ContainerRepairer {
      * A container gone before its start could be verified: repaired, if its aliases were
      * written before its process existed (a batch job that ran and exited meanwhile had them at
      * its first instruction); else, for a GPU container, missed (it ran without them, and that is
-     * counted and said); else gone. Where its start is not known, nothing is claimed: gone.
+     * counted and said); else gone. Where nothing says when its process was made ({@code processNotBefore}:
+     * an instant no later than that), nothing is claimed: gone.
      */
-    private Examination gone(ContainerRef ref, Optional<Instant> startedAt, Instant receivedAt, String detail, boolean gpu) {
+    private Examination gone(ContainerRef ref, Optional<Instant> startedAt, Optional<Instant> processNotBefore, Instant receivedAt,
+                             String detail, boolean gpu) {
         Seeded seed = seeded.remove(ref.id());
         notSeeded.remove(ref.id());
-        if (seed != null && (seed.beforeProgram() || FirstInstruction.aliasesWereThere(Optional.of(seed.seededAt()), startedAt,
-                false))) {
+        if (seed != null && (seed.beforeProgram() || FirstInstruction.aliasesWereThere(Optional.of(seed.seededAt()),
+                processNotBefore, false))) {
             return new Examination(ref, ContainerOutcome.REPAIRED, Optional.of(RepairReport.seeded(seed.links())), startedAt,
-                    seed.receivedAt(), seed.seededAt(), "before start; " + detail);
+                    seed.receivedAt(), seed.seededAt(), "before start; " + detail).processStarted(Optional.of(seed.seededAt()));
         }
-        if (seed != null && !seed.beforeProgram() && startedAt.isEmpty()) {
+        if (seed != null && !seed.beforeProgram() && processNotBefore.isEmpty()) {
             // Seeded, but when it started is not known: neither claimed repaired nor missed.
             return finish(ref, ContainerOutcome.GONE, Optional.empty(), startedAt, receivedAt,
                     detail + " (its aliases were written at its creation; whether before its start is not known)");
@@ -319,6 +325,15 @@ public final class ContainerRepairer {
                     List.of(new Problem("/", FailureReason.CONTAINER_GONE, detail)))), startedAt, receivedAt, detail);
         }
         return finish(ref, ContainerOutcome.GONE, Optional.empty(), startedAt, receivedAt, detail);
+    }
+
+    /**
+     * An instant no later than the creation of the container's process, from its description: its
+     * start where the runtime records it so (the kernel's record, or a runtime that stamps a start
+     * before it makes the process), else none (Docker before 26 stamps it after the process ran).
+     */
+    private static Optional<Instant> processNotBefore(ContainerInfo info) {
+        return info.startedAt().filter(s -> info.startBeforeProcess());
     }
 
     /** The container still runs the process that was examined: same pid, same start. */
