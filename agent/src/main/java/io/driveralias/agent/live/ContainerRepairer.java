@@ -332,7 +332,7 @@ public final class ContainerRepairer {
      * start where the runtime records it so (the kernel's record, or a runtime that stamps a start
      * before it makes the process), else none (Docker before 26 stamps it after the process ran).
      */
-    private static Optional<Instant> processNotBefore(ContainerInfo info) {
+    static Optional<Instant> processNotBefore(ContainerInfo info) {
         return info.startedAt().filter(s -> info.startBeforeProcess());
     }
 

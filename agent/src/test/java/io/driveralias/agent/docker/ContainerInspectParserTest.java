@@ -318,4 +318,29 @@ class ContainerInspectParserTest {
     private static long allocatedBytes() {
         return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getCurrentThreadAllocatedBytes();
     }
+
+    @Test
+    void aContainerInContainerdsImageStoreIsStoredByItsSnapshotterWhicheverFieldSaysSo() throws IOException {
+        // API 1.43 to 1.51: GraphDriver names the snapshotter, with no data; 1.52 on: Storage does, GraphDriver is gone.
+        String old = "{\"Id\":\"c\",\"State\":{\"Running\":false},\"GraphDriver\":{\"Data\":null,\"Name\":\"overlayfs\"}}";
+        String now = "{\"Id\":\"c\",\"Storage\":{\"RootFS\":{\"Snapshot\":{\"Name\":\"overlayfs\"}}},\"State\":{}}";
+        for (String json : List.of(old, now)) {
+            ContainerInfo info = inspect(json, RUNC);
+            assertThat(info.storage()).as(json).isEqualTo("overlayfs");
+            assertThat(info.overlay()).as("its layers are containerd's to tell").isEmpty();
+        }
+        assertThat(inspect("{\"Id\":\"c\",\"Storage\":{\"RootFS\":[1],\"x\":{}}}", RUNC).storage()).isEmpty();
+    }
+
+    @Test
+    void aStartingContainerIsFoundInTheListWhateverItsState() throws IOException {
+        String list = "[{\"Id\":\"c\",\"Names\":[\"/job\"],\"Image\":\"cuda\",\"State\":\"running\"}]";
+        try (JsonParser p = JsonReading.parser(text(list))) {
+            assertThat(ContainerInspectParser.find(p, "c", false)).get().extracting(ContainerInspectParser.Listed::name)
+                    .isEqualTo("job");
+        }
+        try (JsonParser p = JsonReading.parser(text(list))) {
+            assertThat(ContainerInspectParser.find(p, "c", true)).as("created only").isEmpty();
+        }
+    }
 }
