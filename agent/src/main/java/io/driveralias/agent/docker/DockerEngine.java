@@ -241,8 +241,10 @@ public final class DockerEngine implements ContainerRuntime {
     /**
      * A container described from Docker's list and its own files, never waiting on a start in
      * progress; {@code created}: only a container that is created and never started, and only
-     * where its root's layers are found (the early path writes there). Empty where that cannot be
-     * told: inspect then serves.
+     * where its root's layers are found (the early path writes there) or where Docker's containerd
+     * will say when its process exists (its start path then runs before the program does, and a
+     * create that waited on inspect would hold the container all through its start). Empty where
+     * that cannot be told: inspect then serves.
      */
     private Optional<ContainerInfo> peek(String id, boolean created) throws ContainerRuntimeException {
         DaemonInfo d = daemon;
@@ -255,7 +257,7 @@ public final class DockerEngine implements ContainerRuntime {
         } else if (d.imageStore()) {
             layers = imageStoreLayers(id, d.driver());
         }
-        if (created && layers.isEmpty()) {
+        if (created && layers.isEmpty() && containerd.current().isEmpty()) {
             return Optional.empty();
         }
         String path = "/v" + apiVersion() + "/containers/json?all=1&filters=" + query("{\"id\":[\"" + id + "\"]}");

@@ -291,6 +291,12 @@ public final class ContainerRepairer {
         }
         Examination result = finish(ref, report.outcome(), Optional.of(report), info.startedAt(), receivedAt, "")
                 .processStarted(processStart);
+        if (seed != null && !addedAtStart && report.outcome() != ContainerOutcome.FAILED) {
+            // Complete since the create's work, though not provably before the program began (written
+            // between runc's making the process and its start): exposed until then at most, not until now.
+            result = new Examination(ref, report.outcome(), Optional.of(report), info.startedAt(), seed.receivedAt(),
+                    seed.seededAt(), "").processStarted(processStart);
+        }
         if (!addedAtStart && seed == null) {
             return result;
         }
