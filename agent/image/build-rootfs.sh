@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
-# Builds the agent's container image without a registry or base image: the runtime is jlinked
-# from the local JDK, the shared libraries it needs are copied from this machine, and the tree
-# is loaded into the local Docker with `docker import`. The result runs like agent/Dockerfile's,
-# which runs this script (with --no-import) to make its own tree.
+# Builds the agent's container image without Docker, a registry or a base image: the runtime is
+# jlinked from the local JDK, the shared libraries it needs are copied from this machine, and the
+# tree is packed by Jib (agent/image/pom.xml, FROM scratch) into an OCI image archive that
+# `ctr -n k8s.io images import`, `docker load`, `podman load` and `skopeo copy` take. The result
+# runs like agent/Dockerfile's, which runs this script (with --no-import) to make its own tree.
 #
-#   agent/image/build-rootfs.sh [--rootfs DIR] [--jar JAR] [--tag IMAGE] [--no-import]
+#   agent/image/build-rootfs.sh [--rootfs DIR] [--jar JAR] [--tag IMAGE] [--archive FILE]
+#                               [--load docker|containerd|podman] [--no-import]
 #
-#   --rootfs DIR   where to build the tree (default agent/target/image-rootfs; emptied first)
-#   --jar JAR      the shaded agent jar (default agent/target/driver-alias-agent.jar, from
-#                  `mvn -B -pl agent package -DskipTests`)
-#   --tag IMAGE    the image to create (default driver-alias-agent:VERSION, VERSION being the jar's
-#                  own, e.g. driver-alias-agent:0.2.0: what k8s/ of the same checkout deploys)
-#   --no-import    build and check the tree only; Docker is not needed then
+#   --rootfs DIR    where to build the tree (default agent/target/image-rootfs; emptied first)
+#   --jar JAR       the shaded agent jar (default agent/target/driver-alias-agent.jar, from
+#                   `mvn -B -pl agent package -DskipTests`)
+#   --tag IMAGE     the image's name in the archive (default driver-alias-agent:VERSION, VERSION being
+#                   the jar's own, e.g. driver-alias-agent:0.2.0: what k8s/ of the same checkout deploys)
+#   --archive FILE  the archive to write (default agent/target/driver-alias-agent-VERSION.oci.tar)
+#   --load RUNTIME  then load the archive into this machine's docker (DOCKER_HOST), containerd
+#                   (namespace k8s.io, CONTAINERD_ADDRESS) or podman
+#   --no-import     build and check the tree only: no archive (Maven is not needed then)
 #
 # JAVA_HOME picks the JDK (default /usr/lib/jvm/temurin-25-jdk-amd64). This machine's glibc goes
 # into the image, so it must be 2.30 or newer (the agent calls statx, renameat2, getdents64 and
-# openat through it). As root, the tree is checked with chroot before it is imported.
+# openat through it). As root, the tree is checked with chroot before it is packed.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,23 +28,27 @@ agent=$(dirname "$here")
 rootfs=$agent/target/image-rootfs
 jar=$agent/target/driver-alias-agent.jar
 tag=
+archive=
+load=
 import=true
 while (($#)); do
     case $1 in
         --rootfs) rootfs=${2:?}; shift 2 ;;
         --jar) jar=${2:?}; shift 2 ;;
         --tag) tag=${2:?}; shift 2 ;;
+        --archive) archive=${2:?}; shift 2 ;;
+        --load) load=${2:?}; shift 2 ;;
         --no-import) import=false; shift ;;
-        -h|--help) sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+        -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
         *) echo "build-rootfs.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
     esac
 done
 export JAVA_HOME=${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}
+case $load in
+    ""|docker|containerd|podman) ;;
+    *) echo "build-rootfs.sh: --load takes docker, containerd or podman, not '$load'" >&2; exit 2 ;;
+esac
 
-# agent/Dockerfile's ENTRYPOINT (ContainerImageTest keeps them equal): the JVM's options come from
-# jvm.options beside this script, installed next to the jar.
-ENTRYPOINT='["/opt/java/bin/java", "@/opt/driver-alias-agent/jvm.options", "-jar", "/opt/driver-alias-agent/driver-alias-agent.jar"]'
-CMD='["run"]'
 
 die() { echo "build-rootfs.sh: $*" >&2; exit 1; }
 
@@ -65,6 +74,8 @@ install -D -m 0644 "$here/jvm.options" "$rootfs/opt/driver-alias-agent/jvm.optio
 # to the same path as here (links resolved). libjvm.so and its siblings come with the runtime.
 copy_library() {
     local path=$1
+    # The runtime's own libraries (found through its $ORIGIN) are in the tree already.
+    [[ $path == "$rootfs"/* ]] && return
     [[ -e $rootfs$path ]] && return
     mkdir -p "$rootfs$(dirname "$path")"
     cp -L "$path" "$rootfs$path"
@@ -127,20 +138,74 @@ if [[ $(id -u) == 0 ]] && command -v chroot >/dev/null; then
 fi
 echo "build-rootfs.sh: $(du -sh "$rootfs" | cut -f1) in $rootfs"
 
-if [[ $import == true ]]; then
-    # The jar's own version (its manifest, written from the pom): the OCI label and the default tag.
-    version=$(cd "$rootfs/tmp" && "$JAVA_HOME/bin/jar" -xf "$jar" META-INF/MANIFEST.MF 2>/dev/null \
-        && sed -n 's/^Implementation-Version: *//p' META-INF/MANIFEST.MF | tr -d '\r'; rm -rf "$rootfs/tmp/META-INF")
-    [[ -n $version ]] || die "no Implementation-Version in $jar's manifest"
-    tag=${tag:-driver-alias-agent:$version}
-    command -v docker >/dev/null || die "no docker command: use --no-import, or install Docker"
-    tar -C "$rootfs" --numeric-owner --owner=0 --group=0 -c . \
-        | docker import \
-            --change "ENTRYPOINT $ENTRYPOINT" \
-            --change "CMD $CMD" \
-            --change "LABEL org.opencontainers.image.title=driver-alias-agent" \
-            --change "LABEL org.opencontainers.image.version=$version" \
-            --change "LABEL org.opencontainers.image.licenses=Apache-2.0" \
-            - "$tag" >/dev/null
-    echo "build-rootfs.sh: imported $tag"
-fi
+[[ $import == true ]] || exit 0
+
+# The jar's own version (its manifest, written from the pom): the OCI label and the default tag.
+version=$(cd "$rootfs/tmp" && "$JAVA_HOME/bin/jar" -xf "$jar" META-INF/MANIFEST.MF 2>/dev/null \
+    && sed -n 's/^Implementation-Version: *//p' META-INF/MANIFEST.MF | tr -d '\r'; rm -rf "$rootfs/tmp/META-INF")
+[[ -n $version ]] || die "no Implementation-Version in $jar's manifest"
+tag=${tag:-driver-alias-agent:$version}
+archive=${archive:-$agent/target/driver-alias-agent-$version.oci.tar}
+mkdir -p "$(dirname "$archive")"
+archive=$(cd "$(dirname "$archive")" && pwd)/$(basename "$archive")
+case $(uname -m) in
+    x86_64) architecture=amd64 ;;
+    aarch64|arm64) architecture=arm64 ;;
+    *) die "no OCI architecture name for $(uname -m)" ;;
+esac
+command -v mvn >/dev/null || die "no mvn: Jib, which packs the archive, runs in Maven"
+
+echo "build-rootfs.sh: packing $tag into $archive (Jib)"
+mkdir -p "$here/target/no-classes"
+mvn -B -q -f "$here/pom.xml" jib:buildTar -Dimage.rootfs="$rootfs" -Dimage.name="$tag" \
+    -Dimage.version="$version" -Dimage.archive="$archive" -Dimage.architecture="$architecture" \
+    -Djib.console=plain -Djib.disableUpdateChecks=true >&2
+
+# Docker before 25 loads only archives with Docker's own manifest.json, which Jib writes in its
+# Docker format alone, never beside an OCI layout. Add it, naming the OCI layout's own config
+# and layer blobs: one archive that every runtime takes (what `docker save` writes since 25).
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+tar -xf "$archive" -C "$work" index.json
+manifest=$(grep -o '"digest":"sha256:[0-9a-f]*"' "$work/index.json" | head -1 | sed 's/.*sha256:\([0-9a-f]*\)"/\1/')
+[[ -n $manifest ]] || die "no manifest in $archive's index.json"
+tar -xf "$archive" -C "$work" "blobs/sha256/$manifest"
+mapfile -t digests < <(grep -o '"digest":"sha256:[0-9a-f]*"' "$work/blobs/sha256/$manifest" | sed 's/.*sha256:\([0-9a-f]*\)"/\1/')
+((${#digests[@]} >= 2)) || die "the manifest in $archive names no config and layers"
+layers=$(printf ',"blobs/sha256/%s"' "${digests[@]:1}")
+printf '[{"Config":"blobs/sha256/%s","RepoTags":["%s"],"Layers":[%s]}]' "${digests[0]}" "$tag" "${layers#,}" \
+    > "$work/manifest.json"
+
+# The image's full name in the OCI index too: Jib writes the name as given (driver-alias-agent:0.2.0),
+# which `ctr images import` keeps verbatim, while the kubelet asks containerd for the normalized one
+# (docker.io/library/driver-alias-agent:0.2.0). containerd's import takes io.containerd.image.name
+# first.
+case $tag in
+    */*) first=${tag%%/*}
+         if [[ $first == *.* || $first == *:* || $first == localhost ]]; then full=$tag; else full=docker.io/$tag; fi ;;
+    *) full=docker.io/library/$tag ;;
+esac
+sed -i "s|\"annotations\":{|\"annotations\":{\"io.containerd.image.name\":\"$full\",|" "$work/index.json"
+grep -q "\"io.containerd.image.name\":\"$full\"" "$work/index.json" || die "could not name $full in $archive's index.json"
+# Written anew rather than edited in place (Jib's tar ends short of GNU tar's record size, which
+# `tar --delete` refuses): the layout first, then the blobs, in a fixed order.
+mkdir "$work/all"
+tar -xf "$archive" -C "$work/all"
+cp "$work/index.json" "$work/manifest.json" "$work/all/"
+tar -C "$work/all" --owner=0 --group=0 --numeric-owner --mtime=@0 --sort=name \
+    -cf "$archive.new" oci-layout index.json manifest.json blobs
+mv "$archive.new" "$archive"
+echo "build-rootfs.sh: $(du -h "$archive" | cut -f1) in $archive, image $tag ($full)"
+
+case $load in
+    docker)
+        docker load -i "$archive" ;;
+    containerd)
+        ctr -n k8s.io images import "$archive" ;;
+    podman)
+        podman load -i "$archive" ;;
+    "")
+        echo "build-rootfs.sh: load it on each node as root (README, Install): ctr -n k8s.io images import," \
+            "docker load -i or podman load -i $archive"
+        ;;
+esac

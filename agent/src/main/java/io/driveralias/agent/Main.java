@@ -28,6 +28,8 @@ import io.driveralias.agent.live.ContainerRepairer;
 import io.driveralias.agent.live.RuntimeFileSets;
 import io.driveralias.agent.live.ContainerRoots;
 import io.driveralias.agent.live.ExaminationReporter;
+import io.driveralias.agent.live.NriStarts;
+import io.driveralias.agent.nri.NriPlugin;
 import io.driveralias.agent.logging.LogSetup;
 import io.driveralias.agent.metrics.MicrometerRepairMetrics;
 import io.driveralias.agent.metrics.RepairMetrics;
@@ -110,6 +112,8 @@ public final class Main {
                 targets.add(new ContainersCommand.Target(runtime, parts.repairer(runtime)));
             }
             return new ContainersCommand(targets, Clock.systemUTC(), out, err)
+                    .withHostDriver(new ContainersCommand.HostDriver(parts.hostFiles()::foundCount,
+                            parts.hostFiles().directories()))
                     .run(config.containerIds(), mode, checkOnly, config.json());
         } finally {
             runtimes.forEach(ContainerRuntime::close);
@@ -127,10 +131,22 @@ public final class Main {
             return ExitCodes.USAGE;
         }
         List<ContainerRuntime> runtimes = new ArrayList<>();
-        try (MicrometerRepairMetrics metrics = MicrometerRepairMetrics.withProcessMetrics();
+        List<RuntimeChoice.Kind> kinds;
+        try {
+            kinds = RuntimeChoice.resolve(config, path -> Files.exists(Path.of(path)));
+            runtimes.addAll(runtimes(config, kinds));
+        } catch (ConfigException e) {
+            log.error("{}", e.getMessage());
+            return ExitCodes.USAGE;
+        }
+        // The watched runtimes first: a node without Docker exports no Docker series.
+        Set<String> watchedNames = new java.util.TreeSet<>(runtimes.stream().map(ContainerRuntime::name).toList());
+        if (kinds.contains(RuntimeChoice.Kind.NRI)) {
+            watchedNames.add(NriStarts.RUNTIME_LABEL);
+        }
+        try (MicrometerRepairMetrics metrics = MicrometerRepairMetrics.withProcessMetrics(watchedNames);
              PodEvents podEvents = PodEventsFactory.create(config.kubernetes(), config.nodeName(), metrics, clock,
                      System.getenv())) {
-            runtimes.addAll(runtimes(config));
             metrics.resyncInterval(config.resyncInterval());
             RepairParts parts = RepairParts.of(config, metrics, config.beforeStart());
             List<Agent.Watched> watched = new ArrayList<>();
@@ -139,17 +155,24 @@ public final class Main {
             }
             Agent agent = new Agent(watched, new ExaminationReporter(metrics, podEvents), metrics, clock,
                     config.workers(), config.resyncInterval(), config.shutdownGrace(), config.podUid());
+            Optional<NriPlugin> nri = kinds.contains(RuntimeChoice.Kind.NRI)
+                    ? Optional.of(new NriPlugin(Path.of(config.nriSocket()), new NriStarts(agent, "containerd",
+                            Set.copyOf(config.gpuRuntimes()), path -> parts.hostFiles().atHostPath(path).isPresent(), clock),
+                            config.nriDeadline(), NriPlugin.DEFAULT_CALL_THREADS))
+                    : Optional.empty();
             try (AgentHttpServer http = new AgentHttpServer(
                     new InetSocketAddress(config.listenHost(), config.listenPort()), metrics::scrape, agent, web)) {
                 CountDownLatch stop = new CountDownLatch(1);
                 Signals.onTerminate(stop::countDown);
                 http.start();
                 agent.start();
+                nri.ifPresent(NriPlugin::start);
                 log.info("driver-alias-agent started: {}, listening on {}:{}, library directories {}; the host's driver: {}",
                         runtimes.stream().map(r -> r.name() + " " + r.endpoint()).toList(), config.listenHost(), http.port(),
                         config.libraryDirectories(), parts.hostFiles().summary());
                 stop.await();
                 log.info("stopping: finishing repairs in flight (at most {})", config.shutdownGrace());
+                nri.ifPresent(NriPlugin::close);
                 agent.close();
             }
             return ExitCodes.HEALTHY;
@@ -169,14 +192,22 @@ public final class Main {
 
     /** The runtimes --runtime asks for, each built on its own settings; one that cannot be is a configuration error. */
     private static List<ContainerRuntime> runtimes(AgentConfig config) throws ConfigException {
+        return runtimes(config, RuntimeChoice.resolve(config, path -> Files.exists(Path.of(path))));
+    }
+
+    /** The runtimes watched through their own APIs (NRI serves containerd's starts beside containerd's adapter). */
+    private static List<ContainerRuntime> runtimes(AgentConfig config, List<RuntimeChoice.Kind> kinds) throws ConfigException {
         List<ContainerRuntime> runtimes = new ArrayList<>();
-        for (RuntimeChoice.Kind kind : RuntimeChoice.resolve(config, path -> Files.exists(Path.of(path)))) {
+        for (RuntimeChoice.Kind kind : kinds) {
+            if (kind == RuntimeChoice.Kind.NRI) {
+                continue;
+            }
             try {
                 runtimes.add(switch (kind) {
                     case DOCKER -> DockerEngine.create(new DockerEngine.Settings(config.dockerHost(), config.dockerApiVersion(),
                             Set.copyOf(config.gpuRuntimes()), config.dockerContainerdAddress(), DockerNamespace::open,
                             new ProcessStartTime(config.hostProc(), Clock.systemUTC())));
-                    case CONTAINERD -> new ContainerdRuntime(new ContainerdRuntime.Settings(config.containerdAddress(),
+                    case CONTAINERD, NRI -> new ContainerdRuntime(new ContainerdRuntime.Settings(config.containerdAddress(),
                             config.containerdNamespace(), config.containerdState(), config.hostProc(),
                             Set.copyOf(config.gpuRuntimes())), new ProcessStartTime(config.hostProc(), Clock.systemUTC()));
                 });
@@ -199,8 +230,10 @@ public final class Main {
             PathResolver resolver = PathResolver.detect(config.forceWalkResolver());
             HostRoot host = new HostRoot(config.hostProc(), resolver);
             Optional<String> version = config.driverVersion().or(() -> hostDriverVersion(config.hostProc()));
-            HostDriverFiles hostFiles = new HostDriverFiles(host, config.hostLibraryDirectories(), version);
+            HostDriverFiles hostFiles = new HostDriverFiles(host, config.hostLibraryDirectories(), version,
+                    metrics::driverVersion);
             hostFiles.driverVersion().ifPresent(metrics::driverVersion);
+            metrics.hostDriverFiles(hostFiles::foundCount, hostFiles::unmatched);
             AliasPlanner planner = new AliasPlanner(config.devLinks());
             RootRepairer rootRepairer = new RootRepairer(new DriverLocator(new SonameCache(4096), host, hostFiles), planner,
                     loaderCache(config));

@@ -13,12 +13,15 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.IntSupplier;
 
 /**
  * {@code check [ID...]} and {@code repair [ID...]}: one pass over the running containers of
  * every watched runtime (or the named ones, looked up in each runtime in turn), printed per
  * container. Exit 0 when every container in scope is healthy (after repair), 1 otherwise, 3
- * when a runtime cannot be reached.
+ * when a runtime cannot be reached. GPU containers running on a host where the agent finds none
+ * of the driver's files are not healthy either: nothing can be repaired there, and the command
+ * says why and exits 1.
  */
 public final class ContainersCommand {
 
@@ -26,16 +29,39 @@ public final class ContainersCommand {
     public record Target(ContainerRuntime runtime, ContainerRepairer repairer) {
     }
 
+    /**
+     * What the agent found of the host's driver.
+     *
+     * @param files       how many of its files (0: none, nothing can be repaired)
+     * @param directories where it looked
+     */
+    public record HostDriver(IntSupplier files, List<String> directories) {
+    }
+
+    /** Until told otherwise: a host whose driver is not in question. */
+    private static final HostDriver UNKNOWN = new HostDriver(() -> Integer.MAX_VALUE, List.of());
+
     private final List<Target> targets;
     private final Clock clock;
     private final PrintStream out;
     private final PrintStream err;
+    private final HostDriver hostDriver;
 
     public ContainersCommand(List<Target> targets, Clock clock, PrintStream out, PrintStream err) {
+        this(targets, clock, out, err, UNKNOWN);
+    }
+
+    private ContainersCommand(List<Target> targets, Clock clock, PrintStream out, PrintStream err, HostDriver hostDriver) {
         this.targets = List.copyOf(targets);
         this.clock = clock;
         this.out = out;
         this.err = err;
+        this.hostDriver = hostDriver;
+    }
+
+    /** This command, judging GPU containers against what the agent finds of the host's driver. */
+    public ContainersCommand withHostDriver(HostDriver driver) {
+        return new ContainersCommand(targets, clock, out, err, driver);
     }
 
     /** {@code checkOnly}: report missing links as missing ({@code check}), not as "would create". */
@@ -69,16 +95,36 @@ public final class ContainersCommand {
             unknown.forEach(id -> err.println("driver-alias-agent: no such container: " + id));
             return ExitCodes.UNREPAIRED;
         }
-        print(results, mode == RootRepairer.Mode.DRY_RUN, checkOnly, json);
+        long stranded = hostDriver.files().getAsInt() > 0 ? 0 : results.stream().filter(ContainersCommand::gpuWithoutDriver)
+                .count();
+        print(results, mode == RootRepairer.Mode.DRY_RUN, checkOnly, json, stranded > 0);
+        if (stranded > 0) {
+            err.println("driver-alias-agent: no NVIDIA driver files on this host in " + hostDriver.directories()
+                    + ", while " + stranded + " GPU container(s) run: no alias can be made for them. Name the"
+                    + " directory that holds the driver's libcuda.so.<version> with --host-lib-dir"
+                    + " (DRIVER_ALIAS_HOST_LIB_DIR)");
+            return ExitCodes.UNREPAIRED;
+        }
         boolean allHealthy = results.stream().allMatch(r -> r.outcome() != ContainerOutcome.FAILED);
         return allHealthy ? ExitCodes.HEALTHY : ExitCodes.UNREPAIRED;
     }
+
+    /**
+     * A GPU container in which no driver file counted: its root was opened (only a container that
+     * asked for a GPU is) and none of its driver-named files was the host's.
+     */
+    private static boolean gpuWithoutDriver(Examination e) {
+        return e.outcome() == ContainerOutcome.NO_DRIVER && e.report().filter(r -> !r.hasDriver()).isPresent();
+    }
+
+    /** What a GPU container on a host without driver files is told. */
+    static final String NO_HOST_DRIVER = "a GPU container, and the agent finds no driver files on the host: not repairable";
 
     private static String displayName(ContainerRuntime runtime) {
         return ContainerRuntime.displayName(runtime.name());
     }
 
-    private void print(List<Examination> results, boolean dryRun, boolean checkOnly, boolean json) {
+    private void print(List<Examination> results, boolean dryRun, boolean checkOnly, boolean json, boolean hostless) {
         ReportPrinter printer = new ReportPrinter(out, checkOnly);
         if (json) {
             List<Map<String, Object>> all = new ArrayList<>();
@@ -90,6 +136,9 @@ public final class ContainersCommand {
                 e.container().pod().ifPresent(p -> head.put("pod", Map.of("namespace", p.namespace(),
                         "name", p.name(), "container", p.container())));
                 head.put("inScope", e.outcome() != ContainerOutcome.EXCLUDED);
+                if (hostless && gpuWithoutDriver(e)) {
+                    head.put("problem", NO_HOST_DRIVER);
+                }
                 if (e.report().isPresent()) {
                     all.add(ReportPrinter.toMap(e.report().get(), head));
                 } else {
@@ -102,10 +151,11 @@ public final class ContainersCommand {
             return;
         }
         for (Examination e : results) {
+            String detail = hostless && gpuWithoutDriver(e) ? NO_HOST_DRIVER : e.detail();
             out.printf("== %s %s%s: %s%s%n", e.container().shortId(), e.container().displayName(),
                     e.container().image().isEmpty() ? "" : " (" + e.container().image() + ")",
                     dryRun && e.outcome() == ContainerOutcome.FAILED ? "unrepaired" : e.outcome().label(),
-                    e.detail().isEmpty() ? "" : " (" + e.detail() + ")");
+                    detail.isEmpty() ? "" : " (" + detail + ")");
             e.report().filter(r -> r.hasDriver() || !r.problems().isEmpty()).ifPresent(printer::text);
         }
     }

@@ -60,7 +60,11 @@ public record AgentConfig(
          * says, else beside Docker's socket) or {@code off}: read in Docker's namespace only, for
          * Docker's containers (their process's creation, and their layers in containerd's image store).
          */
-        String dockerContainerdAddress) {
+        String dockerContainerdAddress,
+        /** The runtime's NRI socket: where the agent serves containerd's starts as an NRI plugin. */
+        String nriSocket,
+        /** The longest the agent holds a start inside the runtime (NRI): past it, the container starts, repaired after. */
+        Duration nriDeadline) {
 
     /** Where the NVIDIA runtimes put driver files (docs/design.md); {@code --lib-dir} adds more. */
     public static final List<String> DEFAULT_LIBRARY_DIRECTORIES = List.of(

@@ -69,7 +69,12 @@ public final class ConfigParser {
             new Option("gpu-runtime", "nvidia", true, false,
                     "an OCI runtime that adds the driver's files when NVIDIA_VISIBLE_DEVICES asks (default: nvidia)"),
             new Option("runtime", "auto", true, false,
-                    "auto|docker|containerd: the container runtimes to watch (auto: each whose socket exists)"),
+                    "auto|docker|containerd|nri: the container runtimes to watch (auto: each whose socket exists;"
+                            + " nri: containerd, and repair inside its starts as its NRI plugin)"),
+            new Option("nri-socket", "/var/run/nri/nri.sock", false, false,
+                    "the runtime's NRI socket (containerd 1.7 with NRI on, 2.x): auto serves it where it exists"),
+            new Option("nri-deadline", "500ms", false, false,
+                    "the longest the agent holds a container's start inside the runtime (at most half the runtime's timeout)"),
             new Option("containerd-address", "unix:///run/containerd/containerd.sock", false, false,
                     "containerd's socket (CONTAINERD_ADDRESS is honoured too)"),
             new Option("containerd-namespace", "k8s.io", false, false,
@@ -204,7 +209,17 @@ public final class ConfigParser {
                 RuntimeChoice.containerdAddress(givenContainerd.orElse(option("containerd-address").defaultValue())),
                 RuntimeChoice.containerdNamespace(v.single("containerd-namespace")),
                 RuntimeChoice.containerdState(v.single("containerd-state")), podUid(v, env),
-                dockerContainerd(v.single("docker-containerd-address")));
+                dockerContainerd(v.single("docker-containerd-address")),
+                RuntimeChoice.socketFile("--nri-socket", v.single("nri-socket")), nriDeadline(v.single("nri-deadline")));
+    }
+
+    /** Between a millisecond and NRI's own default request timeout (2 s), which a longer one would overrun. */
+    private static Duration nriDeadline(String value) throws ConfigException {
+        Duration d = duration("nri-deadline", value);
+        if (d.compareTo(Duration.ofMillis(1)) < 0 || d.compareTo(Duration.ofSeconds(2)) >= 0) {
+            throw new ConfigException("--nri-deadline must be at least 1ms and under 2s (NRI's request timeout), got " + value);
+        }
+        return d;
     }
 
     /** {@code auto}, {@code off}, or a containerd socket as {@code --containerd-address} takes it. */

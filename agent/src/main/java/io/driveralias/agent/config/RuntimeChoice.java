@@ -18,8 +18,8 @@ import java.util.regex.Pattern;
  */
 public final class RuntimeChoice {
 
-    /** A runtime the agent has an adapter for. */
-    public enum Kind { DOCKER, CONTAINERD }
+    /** A runtime the agent has an adapter for; NRI: containerd's starts, served as its plugin (with containerd). */
+    public enum Kind { DOCKER, CONTAINERD, NRI }
 
     /** containerd's identifiers (namespaces): alphanumerics with single '.', '_' or '-' between, at most 76. */
     private static final Pattern NAMESPACE = Pattern.compile("[A-Za-z0-9]+(?:[._-][A-Za-z0-9]+)*");
@@ -43,8 +43,8 @@ public final class RuntimeChoice {
         List<String> runtimes = new ArrayList<>();
         for (String value : given.isEmpty() ? List.of("auto") : given) {
             String runtime = value.trim().toLowerCase(Locale.ROOT);
-            if (!List.of("auto", "docker", "containerd").contains(runtime)) {
-                throw new ConfigException("--runtime is auto, docker or containerd, got '" + value + "'");
+            if (!List.of("auto", "docker", "containerd", "nri").contains(runtime)) {
+                throw new ConfigException("--runtime is auto, docker, containerd or nri, got '" + value + "'");
             }
             if (!runtimes.contains(runtime)) {
                 runtimes.add(runtime);
@@ -74,8 +74,13 @@ public final class RuntimeChoice {
         if (config.runtimes().contains("docker") || auto && (dockerSocket.isEmpty() || exists.test(dockerSocket))) {
             kinds.add(Kind.DOCKER);
         }
-        if (config.runtimes().contains("containerd") || auto && exists.test(containerdSocket)) {
+        boolean nri = config.runtimes().contains("nri");
+        if (config.runtimes().contains("containerd") || nri || auto && exists.test(containerdSocket)) {
             kinds.add(Kind.CONTAINERD);
+        }
+        // NRI serves containerd's starts: named, or, with auto, where containerd is watched and its NRI socket exists.
+        if (nri || auto && kinds.contains(Kind.CONTAINERD) && exists.test(config.nriSocket())) {
+            kinds.add(Kind.NRI);
         }
         if (kinds.isEmpty() && auto) {
             // No socket at all: the addresses given are tried, and fail loudly (exit 3, not ready).
@@ -92,6 +97,14 @@ public final class RuntimeChoice {
                     + " (--containerd-address); name the runtime with --runtime docker or --runtime containerd");
         }
         return List.copyOf(kinds);
+    }
+
+    /** An absolute path to a socket file. */
+    static String socketFile(String option, String value) throws ConfigException {
+        if (!value.startsWith("/") || value.length() < 2 || value.contains("\0")) {
+            throw new ConfigException(option + " is an absolute path to a socket, got " + value);
+        }
+        return value;
     }
 
     /** The path of a {@code unix://} endpoint; empty for another scheme (Docker over TCP). */

@@ -34,11 +34,13 @@ import java.util.concurrent.TimeUnit;
 final class ContainerdClient implements AutoCloseable {
 
     /**
-     * The largest answer read: a container's record holds its OCI spec and the CRI's own copy of
-     * its configuration (environment, mounts, labels, annotations), each bounded by the API
-     * server's 1.5 MiB object limit on Kubernetes.
+     * The largest answer read: a container's record holds its OCI spec (the image's environment
+     * and the pod's) and the CRI's own copy of the pod's part (environment, mounts, labels,
+     * annotations, each bounded by the API server's 1.5 MiB object limit on Kubernetes). gRPC
+     * holds a whole answer in its buffers before the agent reads it as it streams, so at most two
+     * records are on the wire at once (ContainerdRuntime): 16 MiB of native memory at worst.
      */
-    static final int MAX_MESSAGE = 4 << 20;
+    static final int MAX_MESSAGE = 8 << 20;
     static final int MAX_EVENT = 1 << 20;
     private static final int MAX_METADATA = 16 << 10;
     /** How much containerd may send ahead of what is read: events are a few hundred bytes. */

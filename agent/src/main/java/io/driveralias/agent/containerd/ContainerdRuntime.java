@@ -83,8 +83,10 @@ public final class ContainerdRuntime implements ContainerRuntime {
      * container is removed.
      */
     private final Map<String, ContainerInfo> described = Collections.synchronizedMap(new LruMap<>(1024));
-    /** Records in flight: each holds up to 4 MiB of gRPC's buffers until it is read. */
+    /** Records in flight: each holds up to {@link ContainerdClient#MAX_MESSAGE} of gRPC's buffers until it is read. */
     private final Semaphore records = new Semaphore(2, true);
+    /** One more, for a starting container only: it never waits behind others' records. */
+    private final Semaphore starts = new Semaphore(1, true);
 
     public ContainerdRuntime(Settings settings, ProcessStartTime startTimes) {
         this.settings = settings;
@@ -150,13 +152,25 @@ public final class ContainerdRuntime implements ContainerRuntime {
         long recorded = System.nanoTime();
         Optional<Process> task = task(id);
         Optional<Instant> started = task.filter(ContainerInfoMapper::processExists).flatMap(t -> startTimes.of(t.getPid()));
-        ContainerInfo info = ContainerInfoMapper.map(container, task, started, snapshot(container), criHandler(container),
+        ContainerInfo info = ContainerInfoMapper.map(container, task, started, snapshot(container), criHandler(container, records),
                 mapping);
         long took = System.nanoTime() - begun;
         if (took > SLOW_DESCRIPTION && LOG.isDebugEnabled()) {
             LOG.debug("container {}: described in {} ms (its record {} ms)", id, took / 1_000_000, (recorded - begun) / 1_000_000);
         }
         described.put(id, info.toBuilder().running(false).pid(0).startedAt(Optional.empty()).build());
+        return info;
+    }
+
+    @Override
+    public ContainerInfo describeCreated(String id) throws ContainerRuntimeException {
+        if (!EventDecoder.isContainerId(id)) {
+            throw new ContainerRuntimeException("not a containerd container id: " + Printable.of(id));
+        }
+        ContainerRecord container = record(id).orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(id));
+        ContainerInfo info = ContainerInfoMapper.map(container, Optional.empty(), Optional.empty(), snapshot(container),
+                criHandler(container, records), mapping);
+        described.put(id, info);
         return info;
     }
 
@@ -167,17 +181,30 @@ public final class ContainerdRuntime implements ContainerRuntime {
      * containerd: under the CRI the process runs its first instruction some 6 ms after that event.
      */
     @Override
-    public Optional<ContainerInfo> describeStarting(String id, int pid) {
-        ContainerInfo known = described.get(id);
-        if (known == null || pid <= 0) {
+    public Optional<ContainerInfo> describeStarting(String id, int pid) throws ContainerRuntimeException {
+        if (pid <= 0 || !EventDecoder.isContainerId(id)) {
             return Optional.empty();
         }
-        return startTimes.of(pid).map(started -> known.toBuilder().running(true).pid(pid).startedAt(Optional.of(started))
+        ContainerInfo known = described.get(id);
+        if (known == null) {
+            // Its create was not described yet (a storm of others ahead of it): its record now, ahead
+            // of them, and its process as the event named it; the caller checks the process is its.
+            ContainerRecord container = record(id, starts).orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(id));
+            known = ContainerInfoMapper.map(container, Optional.empty(), Optional.empty(), snapshot(container),
+                    criHandler(container, starts), mapping);
+            described.put(id, known);
+        }
+        ContainerInfo base = known;
+        return startTimes.of(pid).map(started -> base.toBuilder().running(true).pid(pid).startedAt(Optional.of(started))
                 .build());
     }
 
-    /** The container's record, read as it streams; at most two at once, as each holds up to 4 MiB of gRPC's buffers. */
+    /** The container's record, read as it streams; at most two at once, as each holds up to 8 MiB of gRPC's buffers. */
     private Optional<ContainerRecord> record(String id) throws ContainerRuntimeException {
+        return record(id, records);
+    }
+
+    private Optional<ContainerRecord> record(String id, Semaphore records) throws ContainerRuntimeException {
         try {
             if (!records.tryAcquire(CALL_DEADLINE.toMillis(), TimeUnit.MILLISECONDS)) {
                 throw new ContainerRuntimeException.Unreachable("containerd: no description within " + CALL_DEADLINE, null);
@@ -236,7 +263,7 @@ public final class ContainerdRuntime implements ContainerRuntime {
      * sandbox: one more lookup per pod, not per container. Only for containers the CRI made, and
      * only from the sandbox the CRI's own annotation names.
      */
-    private Optional<String> criHandler(ContainerRecord container) throws ContainerRuntimeException {
+    private Optional<String> criHandler(ContainerRecord container, Semaphore permits) throws ContainerRuntimeException {
         if (container.cri() == ContainerRecord.CriKind.SANDBOX) {
             return container.sandboxHandler();
         }
@@ -250,7 +277,7 @@ public final class ContainerdRuntime implements ContainerRuntime {
                 return known;
             }
         }
-        Optional<String> handler = record(sandboxId).filter(r -> r.cri() == ContainerRecord.CriKind.SANDBOX)
+        Optional<String> handler = record(sandboxId, permits).filter(r -> r.cri() == ContainerRecord.CriKind.SANDBOX)
                 .flatMap(ContainerRecord::sandboxHandler);
         synchronized (handlers) {
             handlers.put(sandboxId, handler);

@@ -25,6 +25,8 @@ public enum LateRepairCause {
             + " or its runtime restarted, its queue was full, or the start followed the create before the agent had"
             + " described it)"),
     INCOMPLETE("incomplete", "some aliases were written before the start, and the start path added the rest"),
+    NRI_TIMEOUT("nri_timeout", "the runtime's NRI call was answered at the agent's deadline, before the repair inside"
+            + " the container's start was done (a busy node, or a slow root filesystem)"),
     SLOW_CREATE("slow_create", "the agent handled the container's creation, but its process existed before the aliases"
             + " were written and had begun its program when they were verified (a busy node, or a start that followed"
             + " the create within milliseconds)");

@@ -11,12 +11,10 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.LinkedHashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -36,8 +34,6 @@ public final class Agent implements AgentStatus, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(Agent.class);
     private static final int HISTORY_CAPACITY = 16_384;
-    /** While a runtime does not answer, it is asked every second, to be ready soon after it does. */
-    private static final Duration PING_INTERVAL_DOWN = Duration.ofSeconds(1);
 
     /**
      * @param createDelay  how long a created container waits for its start to join it (see
@@ -93,15 +89,17 @@ public final class Agent implements AgentStatus, AutoCloseable {
         if (watched.isEmpty()) {
             throw new IllegalArgumentException("no runtime to watch");
         }
-        watched.forEach(w -> runtimes.put(w.runtime().name(), new RuntimeWatch(w)));
         this.tuning = tuning;
-        // Half the workers at most on creates and reconciles: a start never waits for a free one behind them.
-        this.queue = new RepairQueue(tuning.queueCapacity(), tuning.createDelay(), Math.max(1, workerCount / 2));
+        // One worker at least is never on creates and reconciles: a start never waits for a free one behind them.
+        this.queue = new RepairQueue(tuning.queueCapacity(), tuning.createDelay(), Math.max(1, workerCount - 1));
         this.reporter = reporter;
         this.metrics = metrics;
         this.clock = clock;
         this.resyncInterval = resyncInterval;
         this.shutdownGrace = shutdownGrace;
+        RuntimeWatch.Shared shared = new RuntimeWatch.Shared(queue, history, metrics, clock, reconciler, pinger, tuning,
+                this::lookForOwnPod);
+        watched.forEach(w -> runtimes.put(w.runtime().name(), new RuntimeWatch(w, shared)));
         ContainerRepairer first = watched.getFirst().repairer();
         this.warmUp = new Thread(() -> first.warmUp(Math.max(0, tuning.warmupRounds() - 1),
                 () -> queue.size() > 0 || queue.busy()), "warm-up");
@@ -171,21 +169,33 @@ public final class Agent implements AgentStatus, AutoCloseable {
         RuntimeWatch watch = runtimes.get(job.key().runtime());
         ContainerRepairer repairer = watch.watched.repairer();
         String id = job.key().containerId();
-        if (job.trigger().equals("create")
-                && (!repairer.seedsBeforeStart() || repairer.seedWhileStarting(id, job.receivedAt()))) {
+        if (job.trigger().equals("create") && (!repairer.seedsBeforeStart() || repairer.seedWhileStarting(id, job.receivedAt())
+                || repairer.seedCreated(id, job.receivedAt()))) {
             // Nothing to report before the start; its start job verifies. Without repair before
             // start, a create has nothing to do (and a worker would only wait on a start in progress).
             return;
         }
-        Optional<Reported> previous = Optional.ofNullable(history.get(job.key()));
+        examineAndReport(job.key(), job.trigger(), job.receivedAt(), job.pid(), () -> false);
+    }
+
+    /**
+     * Examines a container (not a create) and reports what came of it, once per start.
+     * {@code answeredEarly}: asked after the examination, whether the runtime was told to go on
+     * before it ended (NRI's deadline): a late repair then says so.
+     */
+    private void examineAndReport(RepairQueue.Key jobKey, String trigger, Instant receivedAt, int pid,
+                                  java.util.function.BooleanSupplier answeredEarly) {
+        RuntimeWatch watch = runtimes.get(jobKey.runtime());
+        ContainerRepairer repairer = watch.watched.repairer();
+        String id = jobKey.containerId();
+        Optional<Reported> previous = Optional.ofNullable(history.get(jobKey));
         // A start is examined once (create and start events of one container); a reconcile
         // retries a container whose repair failed.
-        boolean retry = job.trigger().equals("reconcile")
+        boolean retry = trigger.equals("reconcile")
                 && previous.map(r -> r.outcome() == ContainerOutcome.FAILED).orElse(false);
         Optional<Examination> result;
         try {
-            result = repairer.examine(id, job.receivedAt(), RootRepairer.Mode.APPLY,
-                    previous.flatMap(Reported::startedAt), retry, job.pid());
+            result = repairer.examine(id, receivedAt, RootRepairer.Mode.APPLY, previous.flatMap(Reported::startedAt), retry, pid);
         } catch (ContainerRuntimeException e) {
             // The runtime is unreachable or failing: the reconcile after the reconnect brings it back.
             LOG.debug("container {}: {} did not answer: {}", id, watch.name(), e.getMessage());
@@ -195,6 +205,9 @@ public final class Agent implements AgentStatus, AutoCloseable {
             return;
         }
         Examination e = result.get();
+        if (e.exposure().map(x -> !x.isZero()).orElse(false) && answeredEarly.getAsBoolean()) {
+            e = e.late(io.driveralias.agent.core.LateRepairCause.NRI_TIMEOUT);
+        }
         String examinedId = e.container().id().isEmpty() ? id : e.container().id();
         RepairQueue.Key key = new RepairQueue.Key(watch.name(), examinedId);
         if ((e.outcome() == ContainerOutcome.GONE || e.outcome() == ContainerOutcome.MISSED) && previous.isPresent()
@@ -205,6 +218,55 @@ public final class Agent implements AgentStatus, AutoCloseable {
             return;
         }
         history.put(key, reporter.report(e, previous));
+    }
+
+    /**
+     * A start examined inside the runtime's own start (NRI), on the caller's thread: the container
+     * held as a worker holds it (waiting for one that does, at most until {@code deadlineNanos}),
+     * examined and reported as a worker would, so that neither path counts it twice. False when it
+     * could not be held in time: a start job is queued instead, and the runtime goes on meanwhile.
+     */
+    boolean examineInRuntimeStart(String runtime, String id, int pid, Instant receivedAt, long deadlineNanos,
+                                  java.util.function.BooleanSupplier answered) {
+        RepairQueue.Key key = new RepairQueue.Key(runtime, id);
+        try {
+            if (!queue.hold(key, deadlineNanos)) {
+                queueStart(runtime, id, pid);
+                return false;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+        try {
+            examineAndReport(key, "start", receivedAt, pid, answered);
+            return true;
+        } catch (RuntimeException e) {
+            LOG.error("unexpected error examining container {} in its start", key, e);
+            return true;
+        } finally {
+            queue.release(key);
+        }
+    }
+
+    /** A start for the workers (one the runtime's start could not wait for). */
+    void queueStart(String runtime, String id, int pid) {
+        if (queue.offer(new RepairQueue.Job(new RepairQueue.Key(runtime, id), clock.instant(), "start", pid))
+                == RepairQueue.Offer.FULL) {
+            metrics.queueRefused(1);
+        }
+    }
+
+    /** Queues the containers of one runtime never reported (after NRI's Synchronize). */
+    void reconcile(String runtime) {
+        RuntimeWatch watch = runtimes.get(runtime);
+        if (watch != null) {
+            reconciler.execute(() -> watch.reconcile(false));
+        }
+    }
+
+    RepairMetrics metrics() {
+        return metrics;
     }
 
     @Override
@@ -270,155 +332,6 @@ public final class Agent implements AgentStatus, AutoCloseable {
                 Thread.currentThread().interrupt();
                 return;
             }
-        }
-    }
-
-    /** One runtime's connection state, events, pings and reconciles. */
-    private final class RuntimeWatch implements ContainerEvents.Listener {
-        private final Watched watched;
-        private volatile boolean streamConnected;
-        private volatile boolean answering = true;
-        private volatile boolean reconciled;
-        private boolean warmedUp;
-
-        RuntimeWatch(Watched watched) {
-            this.watched = watched;
-        }
-
-        String name() {
-            return watched.runtime().name();
-        }
-
-        private String display() {
-            return ContainerRuntime.displayName(name());
-        }
-
-        void start() {
-            watched.events().start(this);
-            pinger.schedule(this::ping, tuning.pingInterval().toMillis(), TimeUnit.MILLISECONDS);
-        }
-
-        boolean up() {
-            return streamConnected && answering;
-        }
-
-        void publishUp() {
-            metrics.runtimeConnected(name(), up());
-        }
-
-        @Override
-        public void onEvent(ContainerRuntime.Event event) {
-            LOG.debug("{} event {} for {}", display(), event.runtimeAction(), event.containerId());
-            metrics.runtimeEvent(name(), event.runtimeAction());
-            switch (event.action()) {
-                case CREATED -> offer(event.containerId(), "create", 0);
-                case PROCESS_CREATED, STARTED -> offer(event.containerId(), "start", event.pid());
-                case EXITED, REMOVED -> metrics.resolved(event.containerId());
-            }
-        }
-
-        private void offer(String id, String trigger, int pid) {
-            if (queue.offer(new RepairQueue.Job(new RepairQueue.Key(name(), id), clock.instant(), trigger, pid))
-                    == RepairQueue.Offer.FULL) {
-                // Not lost: the next reconcile finds the container running and unreported.
-                metrics.queueRefused(1);
-            }
-        }
-
-        @Override
-        public void onConnected(String api) {
-            streamConnected = true;
-            answering = true;
-            publishUp();
-            LOG.info("watching {} events at {} ({})", display(), watched.runtime().endpoint(), api);
-            reconciler.execute(() -> {
-                if (!warmedUp && tuning.warmupRounds() > 0) {
-                    // Before the first reconcile, and so before the agent says it is ready: a
-                    // runtime's first descriptions cost hundreds of ms cold (containerd: about
-                    // 230 ms a call), which a container started right after would pay.
-                    watched.runtime().warmUp();
-                    warmedUp = true;
-                }
-                reconcile(true);
-            });
-        }
-
-        @Override
-        public void onDisconnected(String why) {
-            streamConnected = false;
-            publishUp();
-        }
-
-        /** Every 5 s while the runtime answers; every second while it does not, to be ready soon after. */
-        private void ping() {
-            boolean ok = watched.runtime().ping();
-            try {
-                pinger.schedule(this::ping, (ok ? tuning.pingInterval() : PING_INTERVAL_DOWN).toMillis(),
-                        TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.RejectedExecutionException closing) {
-                return;
-            }
-            if (ok != answering) {
-                answering = ok;
-                if (ok) {
-                    LOG.info("{} at {} answers again", display(), watched.runtime().endpoint());
-                } else {
-                    LOG.warn("{} at {} does not answer a ping within its timeout: not ready until it does", display(),
-                            watched.runtime().endpoint());
-                }
-                publishUp();
-            }
-        }
-
-        /**
-         * Queues running containers: all of them after a (re)connect ({@code full}), else those
-         * never reported or whose repair failed. A container whose repair failed is retried even
-         * where the list no longer calls it running: a list can be stale (Docker's, on a full
-         * disk), so each is judged by its own description and process, and only one found gone
-         * loses its unrepaired series.
-         */
-        void reconcile(boolean full) {
-            List<String> running;
-            try {
-                running = watched.runtime().runningContainerIds();
-            } catch (ContainerRuntimeException e) {
-                LOG.warn("reconcile: cannot list {} containers: {}", display(), e.getMessage());
-                return;
-            }
-            Instant now = clock.instant();
-            Set<String> toExamine = new LinkedHashSet<>(running);
-            synchronized (history) {
-                history.forEach((key, r) -> {
-                    if (key.runtime().equals(name()) && r.outcome() == ContainerOutcome.FAILED) {
-                        toExamine.add(key.containerId());
-                    }
-                });
-            }
-            int queued = 0;
-            int refused = 0;
-            for (String id : toExamine) {
-                RepairQueue.Key key = new RepairQueue.Key(name(), id);
-                Reported r = history.get(key);
-                if (full || r == null || r.outcome() == ContainerOutcome.FAILED) {
-                    switch (queue.offer(new RepairQueue.Job(key, now, "reconcile"))) {
-                        case QUEUED -> queued++;
-                        case FULL -> refused++;
-                        default -> {
-                        }
-                    }
-                }
-            }
-            if (refused > 0) {
-                LOG.warn("reconcile: queue full, {} {} container(s) left for the next reconcile", refused, display());
-                metrics.queueRefused(refused);
-            }
-            metrics.reconcileSucceeded(clock.instant());
-            if (!reconciled || full) {
-                LOG.info("{} reconcile: {} running container(s), {} queued ({})", reconciled ? "full" : "first",
-                        running.size(), queued, name());
-            }
-            reconciled = true;
-            lookForOwnPod();
         }
     }
 }

@@ -4,8 +4,6 @@ import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.ContainerScope;
 import io.driveralias.agent.core.FailureReason;
-import io.driveralias.agent.core.LinkAction;
-import io.driveralias.agent.core.LruMap;
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.FileNames;
 import io.driveralias.agent.core.LateRepairCause;
@@ -13,7 +11,6 @@ import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.logging.Mdc;
 import io.driveralias.agent.overlay.CreateTimeSeeder;
-import io.driveralias.agent.overlay.Seeding;
 import io.driveralias.agent.repair.Failures;
 import io.driveralias.agent.repair.LocateRequest;
 import io.driveralias.agent.repair.Problem;
@@ -21,9 +18,7 @@ import io.driveralias.agent.repair.RepairReport;
 import io.driveralias.agent.repair.RootRepairer;
 import java.time.Clock;
 import java.time.Instant;
-import java.util.Collections;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
@@ -55,17 +50,9 @@ public final class ContainerRepairer {
     private final RootRepairer repairer;
     private final ContainerScope scope;
     private final Settings settings;
-    private final CreateTimeSeeder seeder;
+    private final CreateWork createWork;
     private final Clock clock;
     private final RuntimeFileSets runtimeFiles;
-    /** Containers seeded at create, until their start is verified. Bounded: some never start. */
-    private final Map<String, Seeded> seeded = Collections.synchronizedMap(new LruMap<>(4096));
-    /** GPU containers that could not be seeded at create, and why: said when their start is repaired. */
-    private final Map<String, LateRepairCause> notSeeded = Collections.synchronizedMap(new LruMap<>(4096));
-
-    /** Links written into a created container before its start, when, and whether provably before its program began. */
-    private record Seeded(Instant receivedAt, Instant seededAt, List<LinkAction> links, boolean beforeProgram) {
-    }
 
     /** {@code seeder} null: no repair before start (one-shot commands). */
     public ContainerRepairer(ContainerRuntime runtime, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
@@ -81,7 +68,7 @@ public final class ContainerRepairer {
         this.repairer = repairer;
         this.scope = scope;
         this.settings = settings;
-        this.seeder = seeder;
+        this.createWork = new CreateWork(runtime, scope, seeder, clock);
         this.clock = clock;
         this.runtimeFiles = runtimeFiles;
     }
@@ -124,7 +111,9 @@ public final class ContainerRepairer {
         }
         ContainerRef ref = new ContainerRef(info.id(), info.name(), info.image(), ContainerScope.podOf(info.labels()));
         if (!info.running() && info.startedAt().isEmpty()) {
-            seedBeforeStart(info, receivedAt, mode);
+            if (mode == RootRepairer.Mode.APPLY) {
+                createWork.seedBeforeStart(info, receivedAt);
+            }
             return Optional.empty();
         }
         if (examinedStart.isPresent() && examinedStart.equals(info.startedAt()) && !(retry && info.running())) {
@@ -179,50 +168,35 @@ public final class ContainerRepairer {
     }
 
     /**
-     * A container just created: what its runtime says of it (never waiting on a start in
-     * progress, as Docker's inspect would), and if its runtime starts it within moments, its
-     * aliases through its mounted overlay. True when the create needs nothing more: seeded,
-     * not a GPU container, or not to be written; false to examine it as usual (describe, and
-     * the upper layer while it is not starting).
+     * A created container described as such ({@link ContainerRuntime#describeCreated}) and, if it
+     * asks for a GPU, its aliases before its start. True when that was all there was to do; false
+     * when it must be examined as usual (it started meanwhile, or could not be described).
      */
-    public boolean seedWhileStarting(String id, Instant receivedAt) {
-        if (seeder == null) {
+    public boolean seedCreated(String id, Instant receivedAt) {
+        if (!createWork.enabled()) {
             return false;
         }
-        Optional<ContainerInfo> peeked;
+        ContainerInfo info;
         try {
-            peeked = runtime.peekCreated(id);
+            info = runtime.describeCreated(id);
         } catch (ContainerRuntimeException e) {
             return false;
         }
-        if (peeked.isEmpty()) {
+        if (info.running() || info.startedAt().isPresent()) {
             return false;
         }
-        ContainerInfo info = peeked.get();
-        if (info.readOnlyRootfs() || scope.exclusion(info).isPresent()) {
-            return true;
-        }
-        Optional<Seeding> seeding = seeder.seedIfStarting(info);
-        if (seeding.isEmpty() && info.overlay().filter(o -> !o.lowerDir().isEmpty()).isPresent()) {
-            // Not starting (the kubelet's rhythm): into its writable layer, with what was read
-            // already; no inspect of a container that a start may hold.
-            seeding = Optional.of(seeder.seed(info));
-        }
-        seeding.ifPresent(s -> remember(info.id(), s, receivedAt));
-        return seeding.isPresent();
+        createWork.seedBeforeStart(info, receivedAt);
+        return true;
     }
 
-    /** What a create's work left for the start path to judge. */
-    private void remember(String id, Seeding seeding, Instant receivedAt) {
-        if (!seeding.links().isEmpty()) {
-            seeded.put(id, new Seeded(receivedAt, clock.instant(), seeding.links(), seeding.beforeProgram()));
-        }
-        seeding.skipped().ifPresent(cause -> notSeeded.put(id, cause));
+    /** See {@link CreateWork#seedWhileStarting}. */
+    public boolean seedWhileStarting(String id, Instant receivedAt) {
+        return createWork.seedWhileStarting(id, receivedAt);
     }
 
     /** Whether created containers are repaired before they start ({@code --before-start}). */
     public boolean seedsBeforeStart() {
-        return seeder != null;
+        return createWork.enabled();
     }
 
     /** Runs the repair path on a throw-away root, so that the first real container finds it warm. */
@@ -233,16 +207,6 @@ public final class ContainerRepairer {
     /** As above, giving way while {@code busy} says containers wait for the agent. */
     public void warmUp(int rounds, BooleanSupplier busy) {
         Warmup.run(repairer, roots.resolver(), rounds, busy);
-    }
-
-    /** A created GPU container: write its aliases before it starts. */
-    private void seedBeforeStart(ContainerInfo info, Instant receivedAt, RootRepairer.Mode mode) {
-        // A read-only root filesystem is the owner's choice: its writable layer is not ours to fill.
-        if (seeder == null || mode != RootRepairer.Mode.APPLY || info.readOnlyRootfs()
-                || scope.exclusion(info).isPresent()) {
-            return;
-        }
-        remember(info.id(), seeder.seed(info), receivedAt);
     }
 
     private Examination repairRunning(ContainerInfo info, ContainerRef ref, Instant receivedAt, RootRepairer.Mode mode) {
@@ -267,8 +231,8 @@ public final class ContainerRepairer {
             report = new RepairReport(Optional.empty(), List.of(),
                     List.of(new Problem("/", reason, "cannot open the container: " + e.getMessage())));
         }
-        Seeded seed = seeded.remove(info.id());
-        LateRepairCause skipped = notSeeded.remove(info.id());
+        CreateWork.Seeded seed = createWork.takeSeeded(info.id()).orElse(null);
+        LateRepairCause skipped = createWork.takeSkipped(info.id()).orElse(null);
         boolean addedAtStart = !report.applied().isEmpty();
         Optional<Instant> created = processStart.or(() -> processNotBefore(info));
         if (seed != null) {
@@ -301,7 +265,7 @@ public final class ContainerRepairer {
             return result;
         }
         // The aliases were not provably there at the first instruction: say why.
-        return result.late(FirstInstruction.cause(skipped, seed != null, addedAtStart, seeder != null,
+        return result.late(FirstInstruction.cause(skipped, seed != null, addedAtStart, createWork.enabled(),
                 info.overlay().isPresent()));
     }
 
@@ -314,8 +278,8 @@ public final class ContainerRepairer {
      */
     private Examination gone(ContainerRef ref, Optional<Instant> startedAt, Optional<Instant> processNotBefore, Instant receivedAt,
                              String detail, boolean gpu) {
-        Seeded seed = seeded.remove(ref.id());
-        notSeeded.remove(ref.id());
+        CreateWork.Seeded seed = createWork.takeSeeded(ref.id()).orElse(null);
+        createWork.takeSkipped(ref.id());
         if (seed != null && (seed.beforeProgram() || FirstInstruction.aliasesWereThere(Optional.of(seed.seededAt()),
                 processNotBefore, false))) {
             return new Examination(ref, ContainerOutcome.REPAIRED, Optional.of(RepairReport.seeded(seed.links())), startedAt,

@@ -40,12 +40,23 @@ public interface ContainerRuntime extends AutoCloseable {
     ContainerInfo describe(String id) throws ContainerRuntimeException;
 
     /**
-     * The container whose process an event just named ({@link Event#pid()}), described without
-     * asking the runtime, where the adapter kept its description from the container's creation:
-     * its process runs its first instruction moments after, too soon for a round trip. The
-     * caller checks the process is the container's. Empty when nothing was kept: {@link #describe}.
+     * A container a create event just named, described as a container without a process (its
+     * task, if it already has one, is the start path's to find): one round trip fewer where the
+     * runtime keeps the process apart (containerd), so that a start that follows its create
+     * within milliseconds ({@code ctr run}) finds the create's work done.
      */
-    default Optional<ContainerInfo> describeStarting(String id, int pid) {
+    default ContainerInfo describeCreated(String id) throws ContainerRuntimeException {
+        return describe(id);
+    }
+
+    /**
+     * The container whose process an event just named ({@link Event#pid()}), described as fast as
+     * the adapter can: from the description kept since the container's creation (no round trip:
+     * its process runs its first instruction moments after), else ahead of any other work. The
+     * caller checks the process is the container's. Empty where the adapter has no such way:
+     * {@link #describe}.
+     */
+    default Optional<ContainerInfo> describeStarting(String id, int pid) throws ContainerRuntimeException {
         return Optional.empty();
     }
 

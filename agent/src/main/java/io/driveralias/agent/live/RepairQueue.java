@@ -19,8 +19,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * a neighbour's creates, each to be described, keeps the others free). Never two workers on one
  * container: a start that arrives while its container's create is in flight waits for it (the
  * create, which has described the container already, is the shortest way to its root), and the
- * create can ask whether a start {@linkplain #startWaiting waits}. A created container waits
- * {@code createDelay} before it may be taken (none by default: see {@code Agent.Tuning}).
+ * create can ask whether a start {@linkplain #startWaiting waits}. Creates go newest first, then
+ * reconciles oldest first: behind a neighbour's storm of creates, the create of a container about
+ * to start is served next, and the old ones are as well served by their own starts. A created
+ * container waits {@code createDelay} before it may be taken (none by default: see {@code Agent.Tuning}).
  */
 final class RepairQueue {
 
@@ -122,6 +124,7 @@ final class RepairQueue {
                 Entry chosen = null;
                 long nextEligible = Long.MAX_VALUE;
                 boolean othersAllowed = othersInFlight < otherLimit;
+                Entry newestCreate = null;
                 for (Entry e : pending.values()) {
                     Boolean holder = inFlight.get(e.job().key());
                     if (holder != null) {
@@ -135,9 +138,19 @@ final class RepairQueue {
                         chosen = e;
                         break;
                     }
-                    if (chosen == null && othersAllowed) {
+                    if (!othersAllowed) {
+                        continue;
+                    }
+                    if (e.job().trigger().equals("create")) {
+                        newestCreate = e;
+                    } else if (chosen == null) {
                         chosen = e;
                     }
+                }
+                if (chosen == null || !chosen.job().isStart()) {
+                    // Creates newest first: an old create waiting behind a storm of others has likely
+                    // been started by now (its start path has it), a new one can still be written early.
+                    chosen = newestCreate != null ? newestCreate : chosen;
                 }
                 if (chosen != null) {
                     Key key = chosen.job().key();
@@ -181,6 +194,39 @@ final class RepairQueue {
         try {
             Entry waiting = pending.get(key);
             return waiting != null && waiting.job().isStart();
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /**
+     * Holds a container for a start examined outside the workers (inside the runtime's own start,
+     * NRI): waits while a worker holds it, at most until {@code deadlineNanos} ({@link System#nanoTime()}).
+     * True when held: {@link #release} it. Work waiting for it stays queued and runs after.
+     */
+    boolean hold(Key key, long deadlineNanos) throws InterruptedException {
+        lock.lock();
+        try {
+            while (inFlight.containsKey(key)) {
+                long left = deadlineNanos - System.nanoTime();
+                if (left <= 0 || closed) {
+                    return false;
+                }
+                changed.awaitNanos(left);
+            }
+            inFlight.put(key, true);
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    /** The end of a {@link #hold}. */
+    void release(Key key) {
+        lock.lock();
+        try {
+            inFlight.remove(key);
+            changed.signalAll();
         } finally {
             lock.unlock();
         }

@@ -8,6 +8,7 @@ import io.driveralias.agent.core.LateRepairCause;
 import io.driveralias.agent.core.PodRef;
 import io.driveralias.agent.core.Printable;
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.Tags;
@@ -21,10 +22,13 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * {@link RepairMetrics} as Prometheus metrics, through Micrometer. The names as scraped are
@@ -62,8 +66,15 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     private static final String DOCKER_EVENTS = "driver.alias.docker.events";
     private static final String RUNTIME_EVENTS = "driver.alias.runtime.events";
     private static final String RUNTIME_UP = "driver.alias.runtime.up";
-    /** The runtimes the agent has adapters for: the {@code runtime} label's whole set. */
-    private static final java.util.Set<String> RUNTIMES = java.util.Set.of("docker", "containerd");
+    /**
+     * The {@code runtime} label's whole set: the runtimes the agent has adapters for, and {@code nri},
+     * the agent's connection to containerd as its NRI plugin. Anything else counts as "other".
+     */
+    private static final Set<String> RUNTIMES = Set.of("docker", "containerd", "nri");
+    /** What a node may watch: the one-argument constructors' set, as on a node with both runtimes. */
+    public static final Set<String> ADAPTED_RUNTIMES = Set.of("docker", "containerd");
+    private static final String HOST_DRIVER_FILES = "driver.alias.host.driver.files";
+    private static final String UNMATCHED_DRIVER_FILES = "driver.alias.unmatched.driver.files";
     private static final String KUBERNETES_EVENTS = "driver.alias.kubernetes.events";
     private static final String QUEUE_REFUSED = "driver.alias.queue.refused";
     private static final String REPAIRED_AFTER_START = "driver.alias.repaired.after.start";
@@ -74,6 +85,8 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
 
     private final PrometheusMeterRegistry registry;
     private final String version;
+    /** The runtimes this node watches: Docker's own series exist only where Docker is one of them. */
+    private final Set<String> watched;
     private final Runnable onClose;
 
     private final BoundedLabel libraries = new BoundedLabel(LIBRARY_LIMIT);
@@ -82,7 +95,6 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
 
     private final Timer repairDuration;
     private final Timer exposure;
-    private final AtomicInteger dockerUp = new AtomicInteger();
     /** Outside a pod the agent never asks, and the series does not exist. */
     private final AtomicInteger ownPod = new AtomicInteger();
     private final java.util.concurrent.atomic.AtomicBoolean ownPodGauge = new java.util.concurrent.atomic.AtomicBoolean();
@@ -98,15 +110,22 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     private record ContainerSeries(Tags tags, Meter gauge) {
     }
 
-    /** The agent's meters only, on a registry the caller owns. */
+    /** The agent's meters only, on a registry the caller owns, as on a node that watches Docker and containerd. */
     public MicrometerRepairMetrics(PrometheusMeterRegistry registry, String version) {
-        this(registry, version, () -> {
+        this(registry, version, ADAPTED_RUNTIMES);
+    }
+
+    /** The agent's meters only, for a node that watches {@code watched} (docker, containerd). */
+    public MicrometerRepairMetrics(PrometheusMeterRegistry registry, String version, Set<String> watched) {
+        this(registry, version, watched, () -> {
         });
     }
 
-    private MicrometerRepairMetrics(PrometheusMeterRegistry registry, String version, Runnable onClose) {
+    private MicrometerRepairMetrics(PrometheusMeterRegistry registry, String version, Set<String> watched,
+                                    Runnable onClose) {
         this.registry = registry;
         this.version = version;
+        this.watched = Set.copyOf(watched);
         this.onClose = onClose;
         registry.config().namingConvention(new CreatedSuffixNaming(registry.config().namingConvention()));
         // Every outcome and reason from the start, at 0: rate() and increase() then see the
@@ -115,7 +134,10 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
             containers(outcome);
         }
         for (FailureReason reason : FailureReason.values()) {
-            failures(reason);
+            // docker_error only where Docker is watched: a containerd node has no Docker to fail.
+            if (reason != FailureReason.DOCKER_ERROR || this.watched.contains("docker")) {
+                failures(reason);
+            }
         }
         for (LateRepairCause cause : LateRepairCause.values()) {
             repairedAfterStart(cause, 0);
@@ -128,12 +150,14 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
                 .description("Running in-scope containers still missing a driver alias")
                 .strongReference(true)
                 .register(registry);
-        Gauge.builder("driver.alias.docker.up", dockerUp, AtomicInteger::get)
-                .description("1 while the Docker event stream is connected")
-                .strongReference(true)
-                .register(registry);
+        // Each watched runtime at 0 until it connects: an agent that never reaches its runtime is
+        // seen by the disconnect alert too. Docker's own gauge, kept for dashboards written before
+        // other runtimes, only where Docker is watched: no Docker series on a containerd node.
+        for (String runtime : this.watched) {
+            runtimeUp(runtimeName(runtime));
+        }
         repairDuration = latency("driver.alias.repair.duration",
-                "From the Docker event (or reconcile) to the aliases verified");
+                "From the runtime's event (or reconcile) to the aliases verified");
         exposure = latency("driver.alias.exposure",
                 "From the container's start to its aliases verified, 0 when done before the start");
         buildInfo = registerBuildInfo("unknown");
@@ -143,10 +167,10 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
      * The agent's meters plus the JVM and process ones, on a new registry, with the build's
      * version ({@link BuildVersion}).
      */
-    public static MicrometerRepairMetrics withProcessMetrics() {
+    public static MicrometerRepairMetrics withProcessMetrics(Set<String> watchedRuntimes) {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         ProcessMetrics process = ProcessMetrics.bindTo(registry);
-        return new MicrometerRepairMetrics(registry, BuildVersion.get(), process::close);
+        return new MicrometerRepairMetrics(registry, BuildVersion.get(), watchedRuntimes, process::close);
     }
 
     /** The whole registry in OpenMetrics if {@code acceptHeader} asks for it, else in the Prometheus text format. */
@@ -242,20 +266,38 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
 
     @Override
     public void runtimeConnected(String runtime, boolean up) {
-        String name = runtimeName(runtime);
-        runtimeUp.computeIfAbsent(name, r -> {
+        runtimeUp(runtimeName(runtime)).set(up ? 1 : 0);
+    }
+
+    /** The runtime's gauge, registered at 0 the first time; Docker's also feeds driver_alias_docker_up. */
+    private AtomicInteger runtimeUp(String name) {
+        return runtimeUp.computeIfAbsent(name, r -> {
             AtomicInteger value = new AtomicInteger();
             Gauge.builder(RUNTIME_UP, value, AtomicInteger::get)
                     .description("1 while the runtime's event stream is connected and it answers")
                     .tag("runtime", r)
                     .strongReference(true)
                     .register(registry);
+            if (r.equals("docker")) {
+                // Kept for the dashboards written before the agent watched other runtimes.
+                Gauge.builder("driver.alias.docker.up", value, AtomicInteger::get)
+                        .description("1 while the Docker event stream is connected (driver_alias_runtime_up{runtime=\"docker\"})")
+                        .strongReference(true)
+                        .register(registry);
+            }
             return value;
-        }).set(up ? 1 : 0);
-        if (name.equals("docker")) {
-            // Kept for the dashboards and alerts written before the agent watched other runtimes.
-            dockerUp.set(up ? 1 : 0);
-        }
+        });
+    }
+
+    @Override
+    public void hostDriverFiles(IntSupplier found, LongSupplier unmatched) {
+        Gauge.builder(HOST_DRIVER_FILES, found, f -> f.getAsInt())
+                .description("The driver's files the agent found on the host; 0: it can repair no container")
+                .strongReference(true)
+                .register(registry);
+        FunctionCounter.builder(UNMATCHED_DRIVER_FILES, unmatched, u -> u.getAsLong())
+                .description("Driver-named files in containers that are none of the host's driver files")
+                .register(registry);
     }
 
     @Override

@@ -7,6 +7,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
 import java.util.List;
+import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * What the agent reports about its work. The core talks to this interface only; the
@@ -88,7 +90,8 @@ public interface RepairMetrics {
 
     /**
      * {@code driver_alias_runtime_up{runtime}}: 1 while the runtime's event stream is connected
-     * and it answers; for Docker also {@code driver_alias_docker_up}.
+     * and it answers; for Docker also {@code driver_alias_docker_up}. {@code runtime} is docker,
+     * containerd, or nri (the agent's connection to containerd as its NRI plugin).
      */
     default void runtimeConnected(String runtime, boolean up) {
     }
@@ -105,6 +108,15 @@ public interface RepairMetrics {
      * pod, 0 while none does (the node's containers run in a runtime the agent does not watch).
      */
     default void ownPodVisible(boolean visible) {
+    }
+
+    /**
+     * {@code driver_alias_host_driver_files}: how many of the driver's files the agent finds on the
+     * host, asked at each scrape ({@code found}); {@code driver_alias_unmatched_driver_files_total}:
+     * driver-named files met in containers that are none of them ({@code unmatched}). Together they
+     * say "GPU containers run, and the agent can repair none of them" (DriverAliasNoHostDriver).
+     */
+    default void hostDriverFiles(IntSupplier found, LongSupplier unmatched) {
     }
 
     /** {@code driver_alias_reconcile_last_success_timestamp_seconds}. */

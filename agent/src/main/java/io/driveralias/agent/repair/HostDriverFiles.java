@@ -21,6 +21,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -34,7 +36,10 @@ import org.slf4j.LoggerFactory;
  * host's. The SONAME of each file is read here, once, from the host's own copy.
  *
  * <p>Scanned at the first question and again, at most every {@link #RESCAN_INTERVAL_NANOS}, when
- * a file with a driver-shaped name is not among them (the driver was upgraded on the node).
+ * a file with a driver-shaped name is not among them (the driver was upgraded on the node), and,
+ * while none was found, when {@link #foundCount()} is asked (each scrape): a driver that a GPU
+ * Operator's driver container installs after the agent started is then seen within a rescan
+ * interval, and the metric says so, even before a GPU container comes.
  */
 public final class HostDriverFiles {
 
@@ -54,6 +59,9 @@ public final class HostDriverFiles {
     private final List<String> directories;
     private final Optional<String> configuredVersion;
     private final LongSupplier nanoTime;
+    private final Consumer<String> versionFound;
+    /** Driver-named regular files met in containers that are none of the host's: see {@link #unmatched()}. */
+    private final AtomicLong unmatched = new AtomicLong();
     private volatile Map<Identity, HostDriverFile> files;
     private volatile Optional<String> version = Optional.empty();
     private long scannedAt;
@@ -63,14 +71,28 @@ public final class HostDriverFiles {
      * @param configuredVersion {@code --driver-version} or the loaded kernel module's; else detected from the files
      */
     public HostDriverFiles(HostRoot host, List<String> directories, Optional<String> configuredVersion) {
-        this(host, directories, configuredVersion, System::nanoTime);
+        this(host, directories, configuredVersion, version -> {
+        });
+    }
+
+    /** @param versionFound told the driver version whenever a scan finds one that differs from before */
+    public HostDriverFiles(HostRoot host, List<String> directories, Optional<String> configuredVersion,
+                           Consumer<String> versionFound) {
+        this(host, directories, configuredVersion, System::nanoTime, versionFound);
     }
 
     HostDriverFiles(HostRoot host, List<String> directories, Optional<String> configuredVersion, LongSupplier nanoTime) {
+        this(host, directories, configuredVersion, nanoTime, version -> {
+        });
+    }
+
+    HostDriverFiles(HostRoot host, List<String> directories, Optional<String> configuredVersion, LongSupplier nanoTime,
+                    Consumer<String> versionFound) {
         this.host = host;
         this.directories = List.copyOf(directories);
         this.configuredVersion = configuredVersion;
         this.nanoTime = nanoTime;
+        this.versionFound = versionFound;
     }
 
     /** The host's driver file that {@code stat} describes, if it is one. */
@@ -80,10 +102,42 @@ public final class HostDriverFiles {
         }
         Identity identity = new Identity(stat.dev(), stat.inode());
         HostDriverFile known = current().get(identity);
-        if (known == null && FileNames.hasDriverVersion(name) && rescanDue()) {
-            known = current().get(identity);
+        if (known == null && FileNames.hasDriverVersion(name)) {
+            if (rescanDue()) {
+                known = current().get(identity);
+            }
+            if (known == null) {
+                unmatched.incrementAndGet();
+            }
         }
         return Optional.ofNullable(known);
+    }
+
+    /**
+     * How many driver files the host has, as last found; while that is none, looked for again if
+     * the last scan is a rescan interval old. 0 means the agent can repair no container.
+     */
+    public int foundCount() {
+        Map<Identity, HostDriverFile> known = current();
+        if (known.isEmpty() && rescanDue()) {
+            known = current();
+        }
+        return known.size();
+    }
+
+    /**
+     * Driver-named regular files met in containers (their library directories, the files their
+     * runtime mounted) that were none of the host's driver files, since the agent started: an
+     * image's own copy, or, while the host seems to have none, the files of a driver installed
+     * where the agent does not look. Counted each time one is met.
+     */
+    public long unmatched() {
+        return unmatched.get();
+    }
+
+    /** The directories scanned for the driver's files, in order: for messages that say where the agent looked. */
+    public List<String> directories() {
+        return directories;
     }
 
     /** The host's driver file a host path leads to (a declared bind's source), if it is one. */
@@ -175,8 +229,13 @@ public final class HostDriverFiles {
                                 host.describe());
             }
         }
+        boolean versionChanged = newVersion.isPresent() && !newVersion.equals(version);
         version = newVersion;
         files = Map.copyOf(found);
+        if (versionChanged) {
+            // build_info follows a driver installed or upgraded after the agent started.
+            versionFound.accept(newVersion.get());
+        }
     }
 
     /**

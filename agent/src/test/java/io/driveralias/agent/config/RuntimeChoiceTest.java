@@ -28,6 +28,25 @@ class RuntimeChoiceTest {
         assertThat(c.containerdState()).isEqualTo("/run/containerd");
     }
 
+    /** NRI serves containerd's starts: found by its socket where containerd is watched, or named (which watches containerd). */
+    @Test
+    void nriIsServedWhereItsSocketExistsBesideContainerdOrWhenNamed() throws ConfigException {
+        AgentConfig auto = parse(List.of("run"), Map.of());
+        assertThat(auto.nriSocket()).isEqualTo("/var/run/nri/nri.sock");
+        assertThat(resolve(auto, "/run/containerd/containerd.sock", "/var/run/nri/nri.sock"))
+                .containsExactly(Kind.CONTAINERD, Kind.NRI);
+        assertThat(resolve(auto, "/var/run/docker.sock", "/var/run/nri/nri.sock")).as("no containerd: no NRI")
+                .containsExactly(Kind.DOCKER);
+        assertThat(resolve(parse(List.of("run", "--runtime", "nri"), Map.of()))).containsExactly(Kind.CONTAINERD, Kind.NRI);
+        AgentConfig elsewhere = parse(List.of("run"), Map.of("DRIVER_ALIAS_NRI_SOCKET", "/run/k3s/nri/nri.sock"));
+        assertThat(resolve(elsewhere, "/run/containerd/containerd.sock", "/run/k3s/nri/nri.sock"))
+                .containsExactly(Kind.CONTAINERD, Kind.NRI);
+        assertThatThrownBy(() -> parse(List.of("run", "--nri-socket", "nri.sock"), Map.of())).isInstanceOf(ConfigException.class);
+        assertThatThrownBy(() -> parse(List.of("run", "--nri-deadline", "2s"), Map.of())).isInstanceOf(ConfigException.class)
+                .hasMessageContaining("under 2s");
+        assertThat(parse(List.of("run", "--nri-deadline", "250ms"), Map.of()).nriDeadline()).hasMillis(250);
+    }
+
     @Test
     void autoWatchesEachRuntimeWhoseSocketExistsDockerFirst() throws ConfigException {
         AgentConfig c = parse(List.of("run"), Map.of());
@@ -113,6 +132,6 @@ class RuntimeChoiceTest {
         assertThatThrownBy(() -> parse(List.of("run", "--containerd-state", "run/containerd"), Map.of()))
                 .hasMessageContaining("--containerd-state");
         assertThatThrownBy(() -> parse(List.of("run", "--runtime", "cri-o"), Map.of()))
-                .hasMessageContaining("--runtime is auto, docker or containerd");
+                .hasMessageContaining("--runtime is auto, docker, containerd or nri");
     }
 }

@@ -40,7 +40,7 @@ class MetricsScrapeTest {
 
     @BeforeEach
     void start() throws IOException {
-        metrics = MicrometerRepairMetrics.withProcessMetrics();
+        metrics = MicrometerRepairMetrics.withProcessMetrics(MicrometerRepairMetrics.ADAPTED_RUNTIMES);
         server = new AgentHttpServer(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), metrics::scrape, status);
         server.start();
     }
@@ -71,6 +71,7 @@ class MetricsScrapeTest {
         metrics.reconcileSucceeded(Instant.now());
         metrics.driverVersion("535.104.05");
         metrics.kubernetesEvent("sent");
+        metrics.hostDriverFiles(() -> 14, () -> 0);
 
         HttpResponse<String> response = scrape();
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.driveralias.agent.it.CriProbes.Probe;
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.ContainerdHarness;
+import io.driveralias.agent.testing.ContainerdVersion;
 import io.driveralias.agent.testing.CriClient;
 import io.driveralias.agent.testing.RealDriver;
 import io.driveralias.agent.testing.RealDriver.Arch;
@@ -33,6 +34,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The packaged agent on a containerd node: a private containerd 1.6 with its CRI plugin
@@ -213,10 +216,26 @@ class ContainerdLiveIT {
      */
     @Test
     void containerdKilledMidBurstAndRestartedMissesNothing() throws Exception {
+        killedMidBurst(containerd, agent());
+    }
+
+    /** The same on containerd 1.7 and 2.1, the agent their NRI plugin: dropped with containerd, registered again after. */
+    @ParameterizedTest
+    @EnumSource(value = ContainerdVersion.class, names = {"V1_7", "V2_1"})
+    void containerdKilledMidBurstAndRestartedMissesNothingThroughNri(ContainerdVersion release) throws Exception {
+        ContainerdHarness other = ContainerdHarness.of(release);
+        AgentProcess agent = AgentProcess.startOnContainerd(other, "--log-level", "info");
+        agents.add(agent);
+        agent.await("/readyz 200", Duration.ofSeconds(60), () -> agent.readyz() == 200);
+        killedMidBurst(other, agent);
+        AgentProcess.awaitTrue("the NRI plugin registered again", Duration.ofSeconds(30),
+                () -> agent.metric("driver_alias_runtime_up{runtime=\"nri\"}") == 1.0);
+    }
+
+    private static void killedMidBurst(ContainerdHarness containerd, AgentProcess agent) throws Exception {
         int burst = 12;
         int killAfter = 4;
         try (CriProbes cri = new CriProbes(containerd)) {
-            AgentProcess agent = agent();
             AtomicInteger started = new AtomicInteger();
             ExecutorService kubelet = Executors.newFixedThreadPool(3);
             List<Future<Probe>> pods = new ArrayList<>();
@@ -238,8 +257,8 @@ class ContainerdLiveIT {
             long answering = System.nanoTime();
             AgentProcess.awaitTrue("/readyz 200 after containerd answers", Duration.ofSeconds(30), () -> agent.readyz() == 200);
             long readyMs = (System.nanoTime() - answering) / 1_000_000;
-            System.out.printf("[containerd-live] containerd kill -9 after %d of %d CRI pods started, restarted 1 s later:"
-                    + " /readyz 200 %d ms after containerd answered%n", startedAtKill, burst, readyMs);
+            System.out.printf("[containerd-live] containerd %s kill -9 after %d of %d CRI pods started, restarted 1 s later:"
+                    + " /readyz 200 %d ms after containerd answered%n", containerd.release(), startedAtKill, burst, readyMs);
             List<Probe> probes = new ArrayList<>();
             for (Future<Probe> f : pods) {
                 probes.add(f.get(120, TimeUnit.SECONDS));

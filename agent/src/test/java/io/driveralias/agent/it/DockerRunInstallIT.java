@@ -104,6 +104,8 @@ class DockerRunInstallIT {
                 // The host side only: the agent finds the socket where the line mounts it.
                 case "--mount" -> args.addAll(List.of(flag, value
                         .replace("source=/run,", "source=" + socket.substring(0, socket.lastIndexOf('/')) + ",")
+                        // The node's /var/lib, which holds Docker's data root: the engine's, at its own path.
+                        .replace("source=/var/lib,target=/var/lib,", "source=" + dataRoot + ",target=" + dataRoot + ",")
                         .replace("/var/lib/docker/", dataRoot + "/")));
                 case "-v" -> args.addAll(List.of(flag, value.replaceFirst("^/var/run/docker\\.sock:", socket + ":")));
                 default -> args.addAll(option);

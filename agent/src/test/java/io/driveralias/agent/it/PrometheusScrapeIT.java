@@ -206,22 +206,25 @@ class PrometheusScrapeIT {
         assertThat(up).singleElement().satisfies(s -> assertThat(s.labels()).containsEntry("namespace", AGENT_NAMESPACE)
                 .containsEntry("pod", AGENT_POD).containsEntry("container", "agent").containsEntry("service",
                         "driver-alias-agent").containsEntry("endpoint", "metrics").containsEntry("node", "test-node"));
-        // DriverAliasDockerDisconnected's expression sees the disconnected agent, with the
-        // scrape's labels: the job, the instance and the node from the target.
-        List<Sample> down = prometheus.await("driver_alias_docker_up == 0 in Prometheus", "driver_alias_docker_up == 0",
+        // DriverAliasRuntimeDisconnected's expression sees the disconnected agent, with the
+        // scrape's labels: the job, the instance and the node from the target, and the runtime.
+        List<Sample> down = prometheus.await("driver_alias_runtime_up == 0 in Prometheus", "driver_alias_runtime_up == 0",
                 nonEmpty(), LONG, this::diagnostics);
         assertThat(down).singleElement().satisfies(s -> {
             assertThat(s.label("job")).isEqualTo(JOB);
             assertThat(s.label("instance")).isEqualTo(instance);
             assertThat(s.label("node")).isEqualTo("test-node");
+            assertThat(s.label("runtime")).isEqualTo("docker");
         });
+        // Docker's own gauge, kept for dashboards of one's own, says the same on a Docker node.
+        assertThat(series("driver_alias_docker_up")).singleElement().satisfies(s -> assertThat(s.value()).isZero());
         // The host's driver is known before any container: the agent found its files itself.
         assertThat(series("driver_alias_build_info")).singleElement()
                 .satisfies(s -> assertThat(s.label("driver_version")).isEqualTo(TestImages.hostDriverVersion()));
         // No reconcile yet: the timestamp series does not exist (a 0 would read as 1970).
         assertThat(prometheus.query("driver_alias_reconcile_last_success_timestamp_seconds")).isEmpty();
         assertThat(scrapeText()).doesNotContain("driver_alias_reconcile_last_success_timestamp_seconds");
-        awaitAlert("DriverAliasDockerDisconnected", "pending", Map.of());
+        awaitAlert("DriverAliasRuntimeDisconnected", "pending", Map.of("runtime", "docker"));
 
         // Seconds have passed, with the agent retrying: still alive, still not ready.
         assertThat(probe("/readyz")).as("/readyz while Docker is unreachable").isEqualTo(503);
@@ -488,7 +491,8 @@ class PrometheusScrapeIT {
     private static final Map<String, String> EXPECTED_EMPTY = Map.of(
             "alert DriverAliasAgentDown", "the agent is up and scraped",
             "alert DriverAliasAgentMissing", "no kube-state-metrics here (promtool's tests make it fire)",
-            "alert DriverAliasDockerDisconnected", "Docker is connected (the first test saw it match, and pend, while it was not)",
+            "alert DriverAliasRuntimeDisconnected", "Docker is connected (the first test saw it match, and pend, while it was not)",
+            "alert DriverAliasNoHostDriver", "the host's driver files are found (driver_alias_host_driver_files > 0)",
             "alert DriverAliasReconcileStale", "the agent reconciles every 5 s",
             "alert DriverAliasRepairsAfterStart", "every GPU container here is repaired before its start",
             "alert DriverAliasRuntimeNotWatched", "Docker runs the agent's own pod");

@@ -30,20 +30,21 @@ class ContainerImageTest {
         });
     }
 
-    private static List<String> script(String variable) throws Exception {
-        Matcher m = Pattern.compile("(?m)^" + variable + "='(\\[.*])'$")
-                .matcher(Files.readString(AGENT.resolve("image/build-rootfs.sh")));
-        assertThat(m.find()).as(variable + " in build-rootfs.sh").isTrue();
-        return JSON.readValue(m.group(1), new TypeReference<>() {
-        });
+    /** An element of the Jib configuration that packs build-rootfs.sh's tree (agent/image/pom.xml). */
+    private static String jib(String element) throws Exception {
+        Matcher m = Pattern.compile("<" + element + ">([^<]*)</" + element + ">")
+                .matcher(Files.readString(AGENT.resolve("image/pom.xml")));
+        assertThat(m.find()).as("<%s> in agent/image/pom.xml", element).isTrue();
+        return m.group(1).trim();
     }
 
     @Test
     void bothImagesStartTheJarTheSameWay() throws Exception {
         List<String> entrypoint = dockerfile("ENTRYPOINT");
 
-        assertThat(script("ENTRYPOINT")).isEqualTo(entrypoint);
-        assertThat(script("CMD")).isEqualTo(dockerfile("CMD")).containsExactly("run");
+        assertThat(List.of(jib("entrypoint").split(","))).isEqualTo(entrypoint);
+        assertThat(List.of(jib("args"))).isEqualTo(dockerfile("CMD")).containsExactly("run");
+        assertThat(jib("user")).isEqualTo("0:0");
         assertThat(entrypoint.getFirst()).isEqualTo("/opt/java/bin/java");
         assertThat(entrypoint.subList(entrypoint.size() - 2, entrypoint.size()))
                 .containsExactly("-jar", "/opt/driver-alias-agent/driver-alias-agent.jar");
@@ -79,8 +80,24 @@ class ContainerImageTest {
         String dockerfile = Files.readString(AGENT.resolve("Dockerfile"));
         assertThat(dockerfile).contains("org.opencontainers.image.source=", "org.opencontainers.image.version=\"${VERSION}\"",
                 "org.opencontainers.image.licenses=\"Apache-2.0\"");
-        assertThat(Files.readString(AGENT.resolve("image/build-rootfs.sh")))
-                .contains("org.opencontainers.image.version=$version", "org.opencontainers.image.licenses=Apache-2.0");
+        assertThat(jib("org.opencontainers.image.version")).isEqualTo("${image.version}");
+        assertThat(jib("org.opencontainers.image.licenses")).isEqualTo("Apache-2.0");
+        assertThat(jib("org.opencontainers.image.source")).isEqualTo("https://github.com/driver-alias/driver-alias-agent");
+        // Runtime-neutral words in both images' descriptions.
+        assertThat(jib("org.opencontainers.image.description")).contains("GPU containers").doesNotContain("Docker containers");
+        assertThat(dockerfile).contains("org.opencontainers.image.description=\"" + jib("org.opencontainers.image.description")
+                + "\"");
+    }
+
+    /** The archive needs no Docker and no registry: Jib from scratch, and Docker only where asked to load into it. */
+    @Test
+    void theArchiveIsBuiltFromScratchWithoutDocker() throws Exception {
+        assertThat(jib("image")).isEqualTo("scratch");
+        assertThat(jib("format")).isEqualTo("OCI");
+        String script = Files.readString(AGENT.resolve("image/build-rootfs.sh"));
+        assertThat(script).contains("jib:buildTar").doesNotContain("docker import");
+        assertThat(script.lines().filter(l -> l.trim().startsWith("docker ")).toList())
+                .containsExactly("        docker load -i \"$archive\" ;;");
     }
 
     @Test

@@ -78,11 +78,9 @@ class DaemonSetManifestTest {
     }
 
     @Test
-    void mountsTheRuntimesSocketsTheirLayersAndFilesAndAWritableTmpAndNoOtherHostPath() {
+    void mountsTheRuntimesSocketsTheirDataAndAWritableTmpAndNoOtherHostPath() {
         List<Volume> hostPaths = pod.getVolumes().stream().filter(v -> v.getHostPath() != null).toList();
-        assertThat(hostPaths).extracting(v -> v.getHostPath().getPath())
-                .containsExactlyInAnyOrder("/run", "/var/lib/docker/overlay2", "/var/lib/docker/containers",
-                        "/var/lib/docker/image/overlay2/layerdb", "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs");
+        assertThat(hostPaths).extracting(v -> v.getHostPath().getPath()).containsExactlyInAnyOrder("/run", "/var/lib");
         // The sockets through their directory: a socket path that does not exist on a node (Docker's
         // on a containerd node) would keep the pod from starting.
         Volume run = volume(hostPaths, "/run");
@@ -97,29 +95,25 @@ class DaemonSetManifestTest {
         assertThat(envValue("DRIVER_ALIAS_CONTAINERD_ADDRESS")).isEqualTo("unix:///host/run/containerd/containerd.sock");
         assertThat(envValue("DRIVER_ALIAS_CONTAINERD_STATE")).isEqualTo("/host/run/containerd");
 
-        // The layers: at the node's own path (the agent opens the paths the runtimes report),
-        // writable (the aliases go into a created container's writable layer); each runtime's
-        // created where the node lacks it, so the pod starts on a node of either runtime.
-        for (String path : List.of("/var/lib/docker/overlay2", "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs")) {
-            Volume layers = volume(hostPaths, path);
-            assertThat(layers.getHostPath().getType()).as(path).isEqualTo("DirectoryOrCreate");
-            VolumeMount layersMount = mountOf(layers.getName());
-            assertThat(layersMount.getMountPath()).isEqualTo(path);
-            assertThat(layersMount.getReadOnly()).isNotEqualTo(Boolean.TRUE);
+        // The runtimes' data: one directory every node has (Directory, never created: a node
+        // without Docker or without containerd is left as it was), at the node's own path (the
+        // agent opens the paths the runtimes report), writable (the aliases go into a created
+        // container's writable layer), and the node's later mounts there (a starting container's
+        // overlay) appear in the pod; the pod's own never reach the node.
+        Volume data = volume(hostPaths, "/var/lib");
+        assertThat(data.getHostPath().getType()).isEqualTo("Directory");
+        VolumeMount dataMount = mountOf(data.getName());
+        assertThat(dataMount.getMountPath()).isEqualTo("/var/lib");
+        assertThat(dataMount.getReadOnly()).isNotEqualTo(Boolean.TRUE);
+        assertThat(dataMount.getMountPropagation()).isEqualTo("HostToContainer");
+        // What each runtime's data is found under, k3s's and RKE2's too.
+        for (String path : List.of("/var/lib/docker/overlay2", "/var/lib/docker/containers",
+                "/var/lib/docker/image/overlay2/layerdb", "/var/lib/containerd/io.containerd.snapshotter.v1.overlayfs",
+                "/var/lib/rancher/k3s/agent/containerd", "/var/lib/rancher/rke2/agent/containerd")) {
+            assertThat(path).startsWith(dataMount.getMountPath() + "/");
         }
-        // Docker's later mounts there (a starting container's overlay) appear in the pod; the
-        // pod's own mounts never reach the node (Bidirectional would need a privileged pod).
-        assertThat(mountOf(volume(hostPaths, "/var/lib/docker/overlay2").getName()).getMountPropagation())
-                .isEqualTo("HostToContainer");
-        // What Docker's files say of a container being created: read-only, at the node's paths.
-        for (String path : List.of("/var/lib/docker/containers", "/var/lib/docker/image/overlay2/layerdb")) {
-            Volume v = volume(hostPaths, path);
-            assertThat(v.getHostPath().getType()).as(path).isEqualTo("DirectoryOrCreate");
-            VolumeMount m = mountOf(v.getName());
-            assertThat(m.getMountPath()).isEqualTo(path);
-            assertThat(m.getReadOnly()).as(path).isTrue();
-            assertThat(m.getMountPropagation()).as(path).isNull();
-        }
+        // No hostPath is created on a node: nothing left behind where a runtime is missing.
+        assertThat(hostPaths).extracting(v -> v.getHostPath().getType()).containsOnly("Directory");
 
         Volume tmp = pod.getVolumes().stream().filter(v -> v.getEmptyDir() != null).findFirst().orElseThrow();
         assertThat(mountOf(tmp.getName()).getMountPath()).isEqualTo("/tmp");

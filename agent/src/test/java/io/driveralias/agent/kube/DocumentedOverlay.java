@@ -14,7 +14,7 @@ import java.util.stream.Stream;
  * An overlay as a page of the documentation prints it, laid out as an operator would: each of its
  * files is a fenced block after {@code <!-- overlay NAME: FILE -->}, written into
  * {@code my-overlay/}, next to a copy of this checkout's {@code k8s/} in
- * {@code driver-alias-agent/k8s/}. The overlay's {@code bases:} entry names a variant of that copy;
+ * {@code driver-alias-agent/k8s/}. The overlay's first {@code resources:} entry names a variant of that copy;
  * the test picks which one, and its patches name the objects in that variant's namespace, as the
  * page's reader would write them.
  */

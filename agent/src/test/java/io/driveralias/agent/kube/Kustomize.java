@@ -8,8 +8,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * Renders a kustomization with the real tool: {@code kubectl kustomize} ({@code $KUBECTL}, else
- * {@code kubectl} on the PATH; .ci/run installs Debian's kubernetes-client, Kubernetes 1.20,
- * where there is none). A machine without it fails the test: never skipped.
+ * {@code kubectl} on the PATH). A machine without it fails the test: never skipped.
  */
 final class Kustomize {
 
@@ -23,12 +22,20 @@ final class Kustomize {
 
     /** The rendered YAML stream; fails with kubectl's own message if it cannot render. */
     static String build(Path directory) {
+        return run(executable(), directory).yaml();
+    }
+
+    /** What one kubectl printed for a kustomization: the YAML, and its warnings (stderr). */
+    record Output(String yaml, String warnings) {
+    }
+
+    /** Renders {@code directory} with {@code kubectl}; fails with kubectl's own message if it cannot. */
+    static Output run(String kubectl, Path directory) {
         try {
-            // stderr apart: kubectl 1.21+ warns there that `bases` and `patchesStrategicMerge`
-            // are deprecated (they are what kubectl 1.20 understands).
+            // stderr apart: where kubectl warns (a deprecated field), not in the YAML.
             Path errors = Files.createTempFile("daa-kustomize-", ".err");
             try {
-                Process p = new ProcessBuilder(executable(), "kustomize", directory.toString())
+                Process p = new ProcessBuilder(kubectl, "kustomize", directory.toString())
                         .redirectError(errors.toFile()).start();
                 p.getOutputStream().close();
                 String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
@@ -37,16 +44,15 @@ final class Kustomize {
                     throw new AssertionError("kubectl kustomize " + directory + " timed out");
                 }
                 if (p.exitValue() != 0) {
-                    throw new AssertionError("kubectl kustomize " + directory + " failed (" + p.exitValue() + "):\n"
+                    throw new AssertionError(kubectl + " kustomize " + directory + " failed (" + p.exitValue() + "):\n"
                             + Files.readString(errors));
                 }
-                return out;
+                return new Output(out, Files.readString(errors));
             } finally {
                 Files.deleteIfExists(errors);
             }
         } catch (IOException e) {
-            throw new AssertionError("cannot run " + executable() + " kustomize (.ci/run installs kubernetes-client): "
-                    + e, e);
+            throw new AssertionError("cannot run " + kubectl + " kustomize: " + e, e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AssertionError(e);

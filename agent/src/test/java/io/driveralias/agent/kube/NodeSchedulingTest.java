@@ -18,8 +18,8 @@ import org.junit.jupiter.params.provider.FieldSource;
 
 /**
  * Where the DaemonSet of each rendered variant runs: on GPU nodes labelled by GPU Feature
- * Discovery or by Node Feature Discovery (either is enough), whatever they are tainted with, and
- * nowhere else. A cluster with neither label gets no agent: the README's one-line
+ * Discovery, by Node Feature Discovery or by their cloud provider (any one is enough), whatever
+ * they are tainted with, and nowhere else. A cluster with neither label gets no agent: the README's one-line
  * {@code kubectl label node} gives a node the GFD label.
  */
 class NodeSchedulingTest {
@@ -60,6 +60,42 @@ class NodeSchedulingTest {
         assertThat(SchedulingPredicates.schedulable(pod(variant), node(Map.of(GFD, "true")))).isTrue();
     }
 
+    /** The cloud providers' own GPU node labels, each alone, as GKE, AKS and EKS set them (docs/kubernetes.md). */
+    static final List<Map<String, String>> PROVIDER_LABELS = List.of(
+            Map.of("cloud.google.com/gke-accelerator", "nvidia-tesla-t4"),
+            Map.of("cloud.google.com/gke-accelerator", "nvidia-h100-80gb"),
+            Map.of("kubernetes.azure.com/accelerator", "nvidia"),
+            Map.of("karpenter.k8s.aws/instance-gpu-manufacturer", "nvidia"),
+            Map.of("eks.amazonaws.com/instance-gpu-manufacturer", "nvidia"));
+
+    @ParameterizedTest
+    @FieldSource("VARIANTS")
+    void runsOnANodeWithOnlyItsCloudProvidersGpuLabel(String variant) {
+        PodSpec pod = pod(variant);
+        for (Map<String, String> labels : PROVIDER_LABELS) {
+            assertThat(SchedulingPredicates.schedulable(pod, tainted(labels, GPU_NODE_TAINTS.toArray(Taint[]::new))))
+                    .as("%s", labels).isTrue();
+        }
+    }
+
+    /**
+     * The alert that catches GPU nodes without an agent knows every label the DaemonSet selects:
+     * each nodeSelectorTerm's key appears in DriverAliasAgentMissing as kube-state-metrics names it.
+     */
+    @Test
+    void theMissingAgentAlertKnowsEveryLabelTheDaemonSetSelects() {
+        String alert = io.driveralias.agent.metrics.PromQueries.rules(io.driveralias.agent.metrics.RepoFiles.read(
+                io.driveralias.agent.metrics.PromQueries.RULES)).stream()
+                .filter(q -> q.origin().equals("alert DriverAliasAgentMissing")).findFirst().orElseThrow().expr();
+        for (var term : pod("base").getAffinity().getNodeAffinity().getRequiredDuringSchedulingIgnoredDuringExecution()
+                .getNodeSelectorTerms()) {
+            for (var expression : term.getMatchExpressions()) {
+                String metricLabel = "label_" + expression.getKey().replaceAll("[^A-Za-z0-9]", "_");
+                assertThat(alert).as("DriverAliasAgentMissing selects %s", expression.getKey()).contains(metricLabel);
+            }
+        }
+    }
+
     /**
      * The taints GPU nodes carry in the wild, each alone and all at once: the device plugin's
      * and GPU Operator's {@code nvidia.com/gpu}, AKS's GPU pools' {@code sku=gpu}, the usual
@@ -94,6 +130,9 @@ class NodeSchedulingTest {
                 .as("labelled false").isFalse();
         assertThat(SchedulingPredicates.schedulable(pod, node(Map.of("feature.node.kubernetes.io/pci-1002.present",
                 "true")))).as("another vendor's PCI device").isFalse();
+        assertThat(SchedulingPredicates.schedulable(pod, node(Map.of("eks.amazonaws.com/instance-gpu-manufacturer", "amd",
+                "karpenter.k8s.aws/instance-gpu-manufacturer", "amd", "kubernetes.azure.com/accelerator", "amd"))))
+                .as("another manufacturer's GPU").isFalse();
         assertThat(SchedulingPredicates.schedulable(pod, tainted(Map.of(), GPU_NODE_TAINTS.toArray(Taint[]::new))))
                 .as("tolerating a node's taints does not select it").isFalse();
     }

@@ -2,7 +2,6 @@ package io.driveralias.agent.kube;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.driveralias.agent.metrics.RepoFiles;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PodSpec;
 import io.fabric8.kubernetes.api.model.PodSpecBuilder;
@@ -81,8 +80,7 @@ class PriorityAdmissionTest {
 
     /**
      * docs/kubernetes.md's alternative: a priority class of one's own, admitted without a quota;
-     * then the page's patch that deletes the quota too, which kubectl 1.20's kustomize cannot do
-     * (it leaves an empty document, as the page warns).
+     * then the page's patch that deletes the quota too.
      */
     @ParameterizedTest
     @FieldSource("VARIANTS")
@@ -101,30 +99,13 @@ class PriorityAdmissionTest {
 
         Files.writeString(overlay.resolve("no-quota.yaml"), DocumentedOverlay.patch(DOC, "no-quota.yaml", variant));
         String kustomization = Files.readString(overlay.resolve("kustomization.yaml"));
-        assertThat(kustomization).contains("  - priority.yaml\n");
+        assertThat(kustomization).contains("  - path: priority.yaml\n");
         Files.writeString(overlay.resolve("kustomization.yaml"),
-                kustomization.replace("  - priority.yaml\n", "  - priority.yaml\n  - no-quota.yaml\n"));
-        if (kubectlMinor() <= 20) {
-            assertThat(Kustomize.build(overlay)).containsPattern("(?m)^\\{}$");
-            assertThat(RepoFiles.read(DOC)).contains("kubectl 1.21 or newer");
-        } else {
-            List<HasMetadata> withoutQuota = Manifests.render(overlay);
-            assertThat(quotas(withoutQuota)).isEmpty();
-            assertThat(withoutQuota).hasSize(rendered.size() - 1);
-            assertThat(daemonSet(withoutQuota)).isEqualTo(daemonSet);
-        }
-    }
-
-    /** The minor version of the kubectl that renders (Kustomize's), e.g. 20 for 1.20's kustomize v2.0.3. */
-    private static int kubectlMinor() throws Exception {
-        Process p = new ProcessBuilder(Kustomize.executable(), "version", "--client", "-o", "json")
-                .redirectErrorStream(true).start();
-        p.getOutputStream().close();
-        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
-        assertThat(p.waitFor(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
-        java.util.regex.Matcher minor = java.util.regex.Pattern.compile("\"minor\":\\s*\"(\\d+)").matcher(out);
-        assertThat(minor.find()).as(out).isTrue();
-        return Integer.parseInt(minor.group(1));
+                kustomization.replace("  - path: priority.yaml\n", "  - path: priority.yaml\n  - path: no-quota.yaml\n"));
+        List<HasMetadata> withoutQuota = Manifests.render(overlay);
+        assertThat(quotas(withoutQuota)).isEmpty();
+        assertThat(withoutQuota).hasSize(rendered.size() - 1);
+        assertThat(daemonSet(withoutQuota)).isEqualTo(daemonSet);
     }
 
     @Test

@@ -16,9 +16,9 @@ class AlertRulesTest {
     private static final Path ALERTS = RepoFiles.path("k8s/alerts");
     private static final List<String> ALERT_NAMES = List.of(
             "DriverAliasUnrepairedContainer", "DriverAliasAgentDown", "DriverAliasAgentMissing",
-            "DriverAliasDockerDisconnected",
+            "DriverAliasRuntimeDisconnected",
             "DriverAliasRepairFailures", "DriverAliasReconcileStale", "DriverAliasRepairsAfterStart",
-            "DriverAliasRuntimeNotWatched");
+            "DriverAliasRuntimeNotWatched", "DriverAliasNoHostDriver");
     private static final String RUNBOOK = "https://github.com/driver-alias/driver-alias-agent/blob/main/docs/runbook.md#";
 
     @Test

@@ -100,9 +100,14 @@ class DashboardTest {
                 "driver_alias_repair_failures_total{",
                 "histogram_quantile(0.9, sum by (le) (rate(driver_alias_exposure_seconds_bucket{",
                 "histogram_quantile(0.9, sum by (le) (rate(driver_alias_repair_duration_seconds_bucket{",
-                "driver_alias_docker_up{",
+                "driver_alias_runtime_up{",
+                "driver_alias_runtime_events_total{",
+                "driver_alias_host_driver_files{",
                 "jvm_memory_used_bytes{",
                 "process_cpu_seconds_total{");
+        // Runtime-neutral: Docker's own series exist only on Docker nodes, so a panel built on them
+        // would count a containerd node as broken, or miss it.
+        assertThat(queries).doesNotContain("driver_alias_docker_");
         JsonNode table = panels().stream().filter(p -> p.path("type").asText().equals("table")
                 && p.path("targets").get(0).path("expr").asText().startsWith("driver_alias_container_unrepaired"))
                 .findFirst().orElseThrow();

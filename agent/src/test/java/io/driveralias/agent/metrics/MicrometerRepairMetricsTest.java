@@ -238,6 +238,79 @@ class MicrometerRepairMetricsTest {
                 .hasSize(3);
     }
 
+    /** A node without Docker: no Docker series at all, and its own runtime visible (down) from the start. */
+    @Test
+    void aContainerdNodeHasNoDockerSeries() {
+        try (MicrometerRepairMetrics containerd = new MicrometerRepairMetrics(
+                new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), "1.2.3", java.util.Set.of("containerd"))) {
+            ScrapedText before = ScrapedText.parse(new String(containerd.scrape(null).body(), StandardCharsets.UTF_8));
+            assertThat(before.value("driver_alias_runtime_up", Map.of("runtime", "containerd"))).isZero();
+            assertThat(before.samples("driver_alias_runtime_up")).hasSize(1);
+
+            containerd.runtimeConnected("containerd", true);
+            containerd.runtimeEvent("containerd", "/tasks/create");
+            for (FailureReason reason : FailureReason.values()) {
+                if (reason != FailureReason.DOCKER_ERROR) {
+                    containerd.repairFailed(reason);
+                }
+            }
+            ScrapedText after = ScrapedText.parse(new String(containerd.scrape(null).body(), StandardCharsets.UTF_8));
+            assertThat(after.value("driver_alias_runtime_up", Map.of("runtime", "containerd"))).isEqualTo(1);
+            assertThat(after.types()).doesNotContainKeys("driver_alias_docker_up", "driver_alias_docker_events_total");
+            assertThat(after.samples("driver_alias_repair_failures_total")).extracting(s -> s.labels().get("reason"))
+                    .doesNotContain("docker_error").hasSize(FailureReason.values().length - 1);
+            assertThat(after.samples()).noneMatch(s -> s.labels().containsValue("docker"));
+        }
+    }
+
+    @Test
+    void aDockerNodeHasDockersSeriesAndNoContainerdOne() {
+        try (MicrometerRepairMetrics docker = new MicrometerRepairMetrics(
+                new PrometheusMeterRegistry(PrometheusConfig.DEFAULT), "1.2.3", java.util.Set.of("docker"))) {
+            ScrapedText scraped = ScrapedText.parse(new String(docker.scrape(null).body(), StandardCharsets.UTF_8));
+            assertThat(scraped.value("driver_alias_docker_up", Map.of())).isZero();
+            assertThat(scraped.value("driver_alias_repair_failures_total", Map.of("reason", "docker_error"))).isZero();
+            assertThat(scraped.samples("driver_alias_runtime_up")).singleElement()
+                    .satisfies(s -> assertThat(s.labels()).isEqualTo(Map.of("runtime", "docker")));
+        }
+    }
+
+    /** The NRI connection (a later adapter) is a runtime label value of its own, not "other". */
+    @Test
+    void theNriConnectionHasItsOwnRuntimeLabel() {
+        metrics.runtimeConnected("nri", true);
+
+        assertThat(scrape().value("driver_alias_runtime_up", Map.of("runtime", "nri"))).isEqualTo(1);
+    }
+
+    @Test
+    void theHostsDriverFilesAreAskedAtEachScrape() {
+        java.util.concurrent.atomic.AtomicInteger found = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicLong unmatched = new java.util.concurrent.atomic.AtomicLong(3);
+        metrics.hostDriverFiles(found::get, unmatched::get);
+        assertThat(scrape().value("driver_alias_host_driver_files", Map.of())).isZero();
+        assertThat(scrape().value("driver_alias_unmatched_driver_files_total", Map.of())).isEqualTo(3);
+
+        found.set(12);
+        assertThat(scrape().value("driver_alias_host_driver_files", Map.of())).isEqualTo(12);
+    }
+
+    /**
+     * A driver found while the gauge is read (a scrape's rescan) changes build_info during that very
+     * scrape: nothing breaks, and the next scrape shows the new version.
+     */
+    @Test
+    void aDriverFoundDuringAScrapeReplacesBuildInfo() {
+        metrics.hostDriverFiles(() -> {
+            metrics.driverVersion("550.54.15");
+            return 9;
+        }, () -> 0);
+
+        scrape();
+        assertThat(scrape().samples("driver_alias_build_info")).singleElement()
+                .satisfies(s -> assertThat(s.labels()).containsEntry("driver_version", "550.54.15"));
+    }
+
     @Test
     void buildInfoFollowsTheDriverVersionWithOneSeries() {
         assertThat(scrape().samples("driver_alias_build_info")).singleElement()
@@ -305,7 +378,7 @@ class MicrometerRepairMetricsTest {
 
     @Test
     void withProcessMetricsAddsTheJvmAndProcessAndPassesPromtool() throws Exception {
-        try (MicrometerRepairMetrics full = MicrometerRepairMetrics.withProcessMetrics()) {
+        try (MicrometerRepairMetrics full = MicrometerRepairMetrics.withProcessMetrics(MicrometerRepairMetrics.ADAPTED_RUNTIMES)) {
             recordOneOfEach(full);
             String text = new String(full.scrape(null).body(), StandardCharsets.UTF_8);
 
@@ -339,6 +412,7 @@ class MicrometerRepairMetricsTest {
         metrics.reconcileSucceeded(Instant.ofEpochMilli(1_700_000_000_500L));
         metrics.driverVersion("535.104.05");
         metrics.kubernetesEvent("sent");
+        metrics.hostDriverFiles(() -> 4, () -> 0);
     }
 
     private ScrapedText scrape() {

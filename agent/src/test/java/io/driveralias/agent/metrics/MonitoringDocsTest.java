@@ -130,6 +130,12 @@ class MonitoringDocsTest {
         if (type == ContainerRef.class) {
             return CONTAINER;
         }
+        if (type == java.util.function.IntSupplier.class) {
+            return (java.util.function.IntSupplier) () -> 1;
+        }
+        if (type == java.util.function.LongSupplier.class) {
+            return (java.util.function.LongSupplier) () -> 1L;
+        }
         if (type == Collection.class || type == List.class) {
             return List.of(FailureReason.CONFLICT);
         }

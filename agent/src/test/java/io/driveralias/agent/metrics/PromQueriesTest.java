@@ -19,7 +19,7 @@ class PromQueriesTest {
 
         assertThat(queries).extracting(PromQueries.Query::origin)
                 .contains("alert DriverAliasUnrepairedContainer", "alert DriverAliasAgentDown",
-                        "alert DriverAliasDockerDisconnected", "alert DriverAliasRepairFailures",
+                        "alert DriverAliasRuntimeDisconnected", "alert DriverAliasRepairFailures",
                         "alert DriverAliasReconcileStale", "alert DriverAliasAgentMissing", "dashboard variable node")
                 .anyMatch(origin -> origin.startsWith("dashboard panel"));
         assertThat(queries).filteredOn(q -> q.origin().equals("dashboard variable node"))

@@ -9,8 +9,9 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The agent's container image, made the registry-less way operators make it
- * ({@code agent/image/build-rootfs.sh}: jlinked runtime, the jar and glibc, FROM nothing) from
- * the packaged jar, and imported into the test engine. Built once per JVM; the tree stays in
+ * ({@code agent/image/build-rootfs.sh}: jlinked runtime, the jar and glibc, FROM nothing, packed
+ * by Jib into an OCI archive) from the packaged jar, and loaded into the test engine with
+ * {@code docker load}. Built once per JVM; the tree stays in
  * {@code agent/target/it-image-rootfs} for inspection.
  */
 public final class AgentImage {
@@ -38,9 +39,11 @@ public final class AgentImage {
             Path log = Files.createTempFile("daa-agent-image-", ".log");
             log.toFile().deleteOnExit();
             ProcessBuilder pb = new ProcessBuilder(script.toString(), "--jar", jar.toString(), "--rootfs",
-                    rootfs.toString(), "--tag", TAG).redirectErrorStream(true)
+                    rootfs.toString(), "--tag", TAG, "--archive", jar.getParent().resolve("it-image.oci.tar").toString(),
+                    "--load", "docker").redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.to(log.toFile()));
-            // The script's `docker import` goes to the test engine; jlink comes from this JDK.
+            // The script's `docker load` of its OCI archive goes to the test engine (Docker 20.10, which
+            // reads the archive's Docker manifest); jlink comes from this JDK.
             pb.environment().put("DOCKER_HOST", docker.host());
             Path javaHome = Path.of(System.getProperty("java.home"));
             if (Files.isExecutable(javaHome.resolve("bin/jlink"))) {

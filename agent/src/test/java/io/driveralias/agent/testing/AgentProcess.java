@@ -68,8 +68,10 @@ public final class AgentProcess implements AutoCloseable {
         List<String> cmd = new ArrayList<>(List.of(java()));
         cmd.addAll(ShippedJvm.commandLineOptions());
         cmd.addAll(List.of("-jar", jar().toString(), "run", "--listen", "127.0.0.1:" + port, "--resync-interval", "5s",
-                "--runtime", "containerd", "--containerd-address", containerd.address(),
-                "--containerd-state", containerd.stateDir().toString()));
+                "--containerd-address", containerd.address(), "--containerd-state", containerd.stateDir().toString()));
+        // Where the release has NRI, the agent serves it, as --runtime auto does on such a node.
+        cmd.addAll(containerd.release().hasNri() ? List.of("--runtime", "nri", "--nri-socket", containerd.nriSocket().toString())
+                : List.of("--runtime", "containerd"));
         cmd.addAll(TestImages.hostLibraryArguments());
         cmd.addAll(List.of(extraArgs));
         return start(cmd, port);

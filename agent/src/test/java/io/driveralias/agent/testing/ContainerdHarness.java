@@ -7,23 +7,28 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 
 /**
- * A real containerd for the integration tests: Debian's, private (its own root, state, gRPC,
- * ttrpc and debug sockets under a temp dir, its runc state too), with the CRI plugin on: a
- * small local sandbox image, no CNI (pods use the node's network, as the CRI allows), and two
- * runtime handlers, {@code runc} (the default) and {@code nvidia}, both io.containerd.runc.v2,
- * the second with {@code BinaryName} = a launcher named {@code nvidia-container-runtime} of the
- * test wrapper {@code src/test/fixtures/containerd-gpu-runtime.sh}, as the GPU Operator
- * configures NVIDIA's: for a container whose spec asks for GPUs it adds a prestart hook that
- * mounts NVIDIA's real versioned files ({@link RealDriver}) in the container's own mount
- * namespace, as NVIDIA's legacy hook does. Started once per test JVM and stopped at its end;
- * {@link #kill} and {@link #start} restart it (the shims and containers live on). Tests drive
- * it through {@code ctr} and {@link CriClient}, independently of the code under test.
+ * A real containerd for the integration tests, private (its own root, state, gRPC, ttrpc and
+ * debug sockets under a temp dir, its runc state too), of one of the releases the tests run side
+ * by side ({@link ContainerdVersion}: Debian bookworm's 1.6 by {@link #get()}, 1.7 and 2.1 from the
+ * fixture cache by {@link #of}), each with its own ctr and shim and the system's runc, and NRI on
+ * where the release has it ({@link #nriSocket()}). The CRI plugin is on: a small local sandbox
+ * image, no CNI (pods use the node's network, as the CRI allows), and two runtime handlers,
+ * {@code runc} (the default) and {@code nvidia}, both io.containerd.runc.v2, the second with
+ * {@code BinaryName} = a launcher named {@code nvidia-container-runtime} of the test wrapper
+ * {@code src/test/fixtures/containerd-gpu-runtime.sh}, as the GPU Operator configures NVIDIA's:
+ * for a container whose spec asks for GPUs it adds a prestart hook that mounts NVIDIA's real
+ * versioned files ({@link RealDriver}) in the container's own mount namespace, as NVIDIA's legacy
+ * hook does. Each release's instance is started once per test JVM and stopped at its end, with
+ * its shims (2.x sandbox shims outlive their task); {@link #kill} and {@link #start} restart it
+ * (the shims and containers live on). Tests drive it through {@code ctr} and {@link CriClient},
+ * independently of the code under test.
  */
 public final class ContainerdHarness {
 
@@ -31,34 +36,68 @@ public final class ContainerdHarness {
     public static final String K8S = "k8s.io";
     public static final String PAUSE_IMAGE = "docker.io/daa-test/pause:1";
 
-    private static ContainerdHarness shared;
+    private static final Map<ContainerdVersion, ContainerdHarness> SHARED = new EnumMap<>(ContainerdVersion.class);
 
+    private final ContainerdVersion release;
     private final Path dir;
     private final Map<String, String> imported = new ConcurrentHashMap<>();
     private Process daemon;
     private CriClient cri;
 
-    private ContainerdHarness(Path dir) {
+    private String version;
+
+    private ContainerdHarness(ContainerdVersion release, Path dir) {
+        this.release = release;
         this.dir = dir;
     }
 
-    public static synchronized ContainerdHarness get() {
-        if (shared == null) {
+    /** Debian bookworm's containerd 1.6, as the tests have always had it. */
+    public static ContainerdHarness get() {
+        return of(ContainerdVersion.V1_6);
+    }
+
+    /** The instance of {@code release}, started on first use. */
+    public static synchronized ContainerdHarness of(ContainerdVersion release) {
+        ContainerdHarness instance = SHARED.get(release);
+        if (instance == null) {
             try {
-                Path dir = Files.createTempDirectory("daa-containerd-");
+                Path dir = Files.createTempDirectory("daa-containerd-" + release.name().toLowerCase(java.util.Locale.ROOT) + "-");
                 // A mount of its own in a shared peer group, as a systemd host has /run: a container given
                 // the state directory with HostToContainer propagation sees the roots mounted there later.
                 Processes.check(List.of("mount", "--bind", dir.toString(), dir.toString()));
                 Processes.check(List.of("mount", "--make-shared", dir.toString()));
-                shared = new ContainerdHarness(dir);
-                shared.configure();
-                shared.start();
-                Runtime.getRuntime().addShutdownHook(new Thread(shared::destroy));
+                instance = new ContainerdHarness(release, dir);
+                Runtime.getRuntime().addShutdownHook(new Thread(instance::destroy));
+                instance.configure();
+                instance.start();
+                SHARED.put(release, instance);
             } catch (IOException e) {
                 throw new UncheckedIOException(e);
             }
         }
-        return shared;
+        return instance;
+    }
+
+    public ContainerdVersion release() {
+        return release;
+    }
+
+    /** The release as the binary reports it ({@code containerd --version}), e.g. "1.7.24". */
+    public synchronized String version() {
+        if (version == null) {
+            String out = Processes.check(List.of(release.binary("containerd"), "--version"));
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile(" v?(\\d+\\.\\d+\\.\\d+)").matcher(out);
+            version = m.find() ? m.group(1) : out.trim();
+        }
+        return version;
+    }
+
+    /** The NRI socket external plugins connect to; only on a release with NRI. */
+    public Path nriSocket() {
+        if (!release.hasNri()) {
+            throw new IllegalStateException("containerd " + release + " has no NRI");
+        }
+        return dir.resolve("nri/nri.sock");
     }
 
     public String socket() {
@@ -140,51 +179,21 @@ public final class ContainerdHarness {
         Files.createDirectories(dir.resolve("pod-logs"));
         Files.createDirectories(dir.resolve("cni/conf"));
         Files.createDirectories(dir.resolve("cni/bin"));
-        Files.writeString(dir.resolve("config.toml"), """
-                version = 2
-                root = "%1$s/root"
-                state = "%1$s/state"
-                [grpc]
-                  address = "%1$s/containerd.sock"
-                [ttrpc]
-                  address = "%1$s/containerd.sock.ttrpc"
-                [debug]
-                  address = "%1$s/debug.sock"
-                [plugins."io.containerd.internal.v1.opt"]
-                  path = "%1$s/opt"
-                [plugins."io.containerd.grpc.v1.cri"]
-                  sandbox_image = "%2$s"
-                  stream_server_port = "0"
-                  # The sandbox asks for oom_score_adj -998; in a machine without CAP_SYS_RESOURCE (a CI
-                  # container) runc may not lower it: keep it no lower than containerd's own.
-                  restrict_oom_score_adj = true
-                  [plugins."io.containerd.grpc.v1.cri".cni]
-                    bin_dir = "%1$s/cni/bin"
-                    conf_dir = "%1$s/cni/conf"
-                  [plugins."io.containerd.grpc.v1.cri".containerd]
-                    snapshotter = "overlayfs"
-                    default_runtime_name = "runc"
-                    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc]
-                      runtime_type = "io.containerd.runc.v2"
-                      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
-                        Root = "%1$s/runc"
-                    [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia]
-                      runtime_type = "io.containerd.runc.v2"
-                      # containerd 1.6 passes a container's annotations to its OCI spec only where the
-                      # handler lists them; a GPU node with CDI annotations lists cdi.k8s.io/*.
-                      container_annotations = ["cdi.k8s.io/*"]
-                      [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.nvidia.options]
-                        BinaryName = "%3$s"
-                        Root = "%1$s/runc"
-                """.formatted(dir, PAUSE_IMAGE, launcher));
+        Files.createDirectories(dir.resolve("cdi"));
+        Files.createDirectories(dir.resolve("nri/plugins"));
+        Files.createDirectories(dir.resolve("nri/conf.d"));
+        Files.writeString(dir.resolve("config.toml"), ContainerdConfigs.toml(release, dir, PAUSE_IMAGE, launcher));
     }
 
     /** Starts containerd (again, after {@link #kill}) and waits until it answers; imports the sandbox image once. */
     public synchronized void start() {
         try {
-            daemon = new ProcessBuilder("containerd", "--config", dir.resolve("config.toml").toString())
-                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("containerd.log").toFile()))
-                    .start();
+            ProcessBuilder builder = new ProcessBuilder(release.binary("containerd"), "--config", dir.resolve("config.toml").toString())
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("containerd.log").toFile()));
+            // The release's own shim (found on PATH and next to containerd), the system's runc.
+            release.binDir().ifPresent(bin -> builder.environment().put("PATH", bin + ":/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin"
+                    + ":/sbin:/bin"));
+            daemon = builder.start();
         } catch (IOException e) {
             throw new AssertionError("cannot start containerd (apt-get install containerd; .ci/run does): " + e, e);
         }
@@ -241,7 +250,8 @@ public final class ContainerdHarness {
         importImage(namespace, ref, rootTar, List.of("PATH=/usr/bin:/bin:/sbin"), command);
     }
 
-    private void importImage(String namespace, String ref, Path rootTar, List<String> env, List<String> command) {
+    /** An image of {@code rootTar} with this environment in its config, imported into {@code namespace} as {@code ref}, once. */
+    public void importImage(String namespace, String ref, Path rootTar, List<String> env, List<String> command) {
         imported.computeIfAbsent(namespace + " " + ref, key -> {
             Path archive = OciArchive.write(rootTar, ref, env, command, dir.resolve("image-" + Math.abs(key.hashCode()) + ".tar"));
             try {
@@ -255,11 +265,33 @@ public final class ContainerdHarness {
 
     /** A root of busybox alone, whose sleep is the sandbox's "pause". */
     private Path pauseRoot() {
+        return busyboxRoot("pause-root", List.of("sleep"));
+    }
+
+    /**
+     * busybox with a shell and a few tools ({@code sh cat echo ls sleep date test}), imported into
+     * {@code namespace} once as {@code docker.io/daa-test/busybox:1}: a small image for tests that
+     * need a container and nothing of a driver.
+     */
+    public String busyboxImage(String namespace) {
+        String ref = "docker.io/daa-test/busybox:1";
+        importImage(namespace, ref, busyboxRoot("busybox-root", List.of("sh", "cat", "echo", "ls", "sleep", "date", "test")),
+                List.of("/bin/sh"));
+        return ref;
+    }
+
+    private synchronized Path busyboxRoot(String name, List<String> applets) {
         try {
-            Path root = Files.createDirectories(dir.resolve("pause-root/bin"));
+            Path tar = dir.resolve(name + ".tar");
+            if (Files.exists(tar)) {
+                return tar;
+            }
+            Path root = Files.createDirectories(dir.resolve(name + "/bin"));
+            Files.createDirectories(dir.resolve(name + "/tmp"));
             Files.copy(Path.of("/bin/busybox"), root.resolve("busybox"));
-            Files.createSymbolicLink(root.resolve("sleep"), Path.of("busybox"));
-            Path tar = dir.resolve("pause-root.tar");
+            for (String applet : applets) {
+                Files.createSymbolicLink(root.resolve(applet), Path.of("busybox"));
+            }
             Processes.check(List.of("tar", "--numeric-owner", "-C", root.getParent().toString(), "-cf", tar.toString(), "."));
             return tar;
         } catch (IOException e) {
@@ -269,7 +301,7 @@ public final class ContainerdHarness {
 
     /** A ctr command line against this containerd. */
     public List<String> ctr(String... args) {
-        List<String> cmd = new ArrayList<>(List.of("ctr", "-a", socket()));
+        List<String> cmd = new ArrayList<>(List.of(release.binary("ctr"), "-a", socket()));
         cmd.addAll(List.of(args));
         return cmd;
     }
@@ -339,9 +371,14 @@ public final class ContainerdHarness {
     }
 
     private String log() {
+        return logTail(30);
+    }
+
+    /** The last {@code n} lines of containerd's own log, for a failure's message. */
+    public String logTail(int n) {
         try {
             List<String> lines = Files.readAllLines(dir.resolve("containerd.log"));
-            return String.join("\n", lines.subList(Math.max(0, lines.size() - 30), lines.size()));
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - n), lines.size()));
         } catch (IOException e) {
             return "(no log)";
         }

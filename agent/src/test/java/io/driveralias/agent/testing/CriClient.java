@@ -171,7 +171,13 @@ public final class CriClient implements AutoCloseable {
 
     /** CreateContainer with the kubelet's labels and annotations; returns the container's id. */
     public String createContainer(Sandbox sandbox, String name, String image, Spec spec) {
+        return createContainer(sandbox, name, image, spec, Map.of());
+    }
+
+    /** The same with labels of the pod's own besides the kubelet's (a pod's author chooses them). */
+    public String createContainer(Sandbox sandbox, String name, String image, Spec spec, Map<String, String> labels) {
         ContainerConfig.Builder config = ContainerConfig.newBuilder()
+                .putAllLabels(labels)
                 .setMetadata(ContainerMetadata.newBuilder().setName(name))
                 .setImage(ImageSpec.newBuilder().setImage(image))
                 .addAllCommand(spec.command())

@@ -53,8 +53,9 @@ public final class DaemonSetAgent {
     /**
      * The manifest's hostPaths played by a test Docker engine: the node's /run by the engine's
      * own directory (which holds its socket as docker.sock, where the manifest's
-     * DRIVER_ALIAS_DOCKER_HOST looks), Docker's data root by the engine's, containerd's
-     * directories by empty ones (no containerd on this node). Anything else is refused.
+     * DRIVER_ALIAS_DOCKER_HOST looks), the node's /var/lib (and Docker's data root in it) by the
+     * engine's data root, containerd's directories by empty ones (no containerd on this node).
+     * Anything else is refused.
      */
     public static UnaryOperator<String> hostPathsOf(DockerHarness docker) {
         String dataRoot = docker.run("info", "--format", "{{.DockerRootDir}}");
@@ -72,6 +73,12 @@ public final class DaemonSetAgent {
             if (path.equals("/run")) {
                 return socket.substring(0, socket.length() - "/docker.sock".length());
             }
+            if (path.equals("/var/lib")) {
+                // The node's /var/lib holds Docker's data root as /var/lib/docker; the engine's own
+                // data root plays it, mounted where Docker reports its paths (mountPathsOf). A node
+                // without containerd has nothing of containerd's there.
+                return dataRoot;
+            }
             if (path.equals("/var/lib/docker") || path.startsWith("/var/lib/docker/")) {
                 return dataRoot + path.substring("/var/lib/docker".length());
             }
@@ -85,7 +92,8 @@ public final class DaemonSetAgent {
     /** Where the agent's container finds a hostPath: Docker's data root at the engine's own path (it follows the paths Docker reports). */
     public static UnaryOperator<String> mountPathsOf(DockerHarness docker) {
         String dataRoot = docker.run("info", "--format", "{{.DockerRootDir}}");
-        return path -> path.equals("/var/lib/docker") || path.startsWith("/var/lib/docker/")
+        return path -> path.equals("/var/lib") ? dataRoot
+                : path.equals("/var/lib/docker") || path.startsWith("/var/lib/docker/")
                 ? dataRoot + path.substring("/var/lib/docker".length()) : path;
     }
 

@@ -1,0 +1,47 @@
+package io.driveralias.agent.nri;
+
+import java.time.Duration;
+
+/**
+ * What the agent does with what the runtime tells its NRI plugin ({@link NriPlugin}). The plugin
+ * owns the socket, the protocol and the deadlines; the handler sees pods and containers only.
+ *
+ * <p>Threads: {@link #connected}, {@link #disconnected}, {@link #synchronize} and
+ * {@link #notServed} run on the plugin's one reading thread, in the order the runtime sent things,
+ * and hold the runtime (and, since NRI serializes its calls node-wide, every pod start on the node)
+ * while they run: they must return at once (queue the work). {@link #startContainer} runs on one
+ * of the plugin's call threads, at most as many at once as the plugin was built with.
+ */
+public interface NriHandler {
+
+    /**
+     * The runtime took the plugin (RegisterPlugin, then Configure): its name and version as it gives
+     * them (for the log; not escaped), and the time it allows a plugin for each call (NRI's default
+     * of 2 s where the runtime does not say, as containerd 1.7 does not).
+     */
+    void connected(String runtimeName, String runtimeVersion, Duration requestTimeout);
+
+    /** The connection that {@link #connected} announced is gone; the plugin connects again on its own. */
+    void disconnected(String why);
+
+    /**
+     * The pods and containers the runtime has, when the plugin (re)connects; containers with their
+     * pids. Possibly in several parts, the last marked.
+     */
+    void synchronize(NriSync part);
+
+    /**
+     * A container is starting: its process exists and its root is mounted, before its first
+     * instruction. The runtime waits for the answer, which the plugin sends when this returns or
+     * when {@link StartCall#deadlineNanos()} passes, whichever comes first; past the deadline the
+     * container may start while this still runs ({@link StartCall#answered()} then says so). The
+     * answer is always a success, whatever happens here, an exception included.
+     */
+    void startContainer(NriPod pod, NriContainer container, StartCall call);
+
+    /**
+     * A container started while every call thread was busy (handlers past their deadline): the
+     * runtime has been answered without the handler, and the container starts now.
+     */
+    void notServed(NriPod pod, NriContainer container, String why);
+}

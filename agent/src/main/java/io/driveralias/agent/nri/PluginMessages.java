@@ -1,0 +1,192 @@
+package io.driveralias.agent.nri;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * The messages the runtime sends the plugin, decoded in place and bounded: the ttrpc envelope of
+ * a call (its method recognised by comparing bytes, its payload left where it is), the Plugin
+ * service's requests (Configure, Synchronize, StateChange) and the answer to RegisterPlugin.
+ * Field numbers are ttrpc's (Request {service 1, method 2, payload 3, timeout_nano 4}; Response
+ * {status 1 {code 1, message 2}, payload 2}) and NRI's (ConfigureRequest {runtime_name 2,
+ * runtime_version 3, registration_timeout 4, request_timeout 5 (ms)}; SynchronizeRequest {pods 1,
+ * containers 2, more 3}; StateChangeEvent {event 1, pod 2, container 3}).
+ */
+final class PluginMessages {
+
+    static final String PLUGIN_SERVICE = "nri.pkg.api.v1alpha1.Plugin";
+    static final String RUNTIME_SERVICE = "nri.pkg.api.v1alpha1.Runtime";
+    /** NRI's Event.START_CONTAINER. */
+    static final int START_CONTAINER = 6;
+    /** Pods, and containers, one Synchronize message may hand over; more is a runtime gone wrong. */
+    static final int MAX_OBJECTS = 4096;
+    /** The runtime's name and version, and a failure's message, as kept for the log. */
+    private static final int MAX_TEXT = 256;
+
+    private static final byte[] PLUGIN = PLUGIN_SERVICE.getBytes(StandardCharsets.US_ASCII);
+
+    /** The Plugin service's methods the plugin tells apart; everything else gets an empty success. */
+    enum Method {
+        CONFIGURE("Configure"), SYNCHRONIZE("Synchronize"), STATE_CHANGE("StateChange"), SHUTDOWN("Shutdown"), OTHER("");
+
+        private final byte[] name;
+
+        Method(String name) {
+            this.name = name.getBytes(StandardCharsets.US_ASCII);
+        }
+    }
+
+    /**
+     * A call's envelope.
+     *
+     * @param payload     the request message's span in the buffer it came in
+     * @param timeoutNano the caller's own deadline for it, from now (0: none given)
+     */
+    record Call(Method method, String label, long payload, long timeoutNano) {
+    }
+
+    record Configure(String runtimeName, String runtimeVersion, long registrationTimeoutMs, long requestTimeoutMs) {
+    }
+
+    /** A StateChangeEvent; pod and container decoded only for StartContainer, null otherwise. */
+    record StateChange(int event, NriPod pod, NriContainer container) {
+    }
+
+    /** The status of a response: code 0 is success. */
+    record Reply(int code, String message) {
+    }
+
+    private PluginMessages() {
+    }
+
+    static Call call(ProtoReader in) throws NriProtocolException {
+        long service = -1;
+        long method = -1;
+        long payload = 0;
+        long timeout = 0;
+        while (in.hasMore()) {
+            int tag = in.tag();
+            switch (tag) {
+                case 1 << 3 | ProtoReader.LENGTH -> service = in.span(tag);
+                case 2 << 3 | ProtoReader.LENGTH -> method = in.span(tag);
+                case 3 << 3 | ProtoReader.LENGTH -> payload = in.span(tag);
+                case 4 << 3 | ProtoReader.VARINT -> timeout = in.varint();
+                default -> in.skip(tag);
+            }
+        }
+        Method known = Method.OTHER;
+        if (service != -1 && method != -1 && in.equalTo(service, PLUGIN)) {
+            for (Method m : Method.values()) {
+                if (m != Method.OTHER && in.equalTo(method, m.name)) {
+                    known = m;
+                }
+            }
+        }
+        String label = known != Method.OTHER ? known.name() : text(in, service) + "/" + text(in, method);
+        return new Call(known, label, payload, Math.max(0, timeout));
+    }
+
+    static Configure configure(ProtoReader in) throws NriProtocolException {
+        String name = "";
+        String version = "";
+        long registration = 0;
+        long request = 0;
+        while (in.hasMore()) {
+            int tag = in.tag();
+            switch (tag) {
+                case 2 << 3 | ProtoReader.LENGTH -> name = text(in, in.span(tag));
+                case 3 << 3 | ProtoReader.LENGTH -> version = text(in, in.span(tag));
+                case 4 << 3 | ProtoReader.VARINT -> registration = in.varint();
+                case 5 << 3 | ProtoReader.VARINT -> request = in.varint();
+                default -> in.skip(tag);
+            }
+        }
+        return new Configure(name, version, registration, request);
+    }
+
+    static NriSync synchronize(ProtoReader in) throws NriProtocolException {
+        ObjectDecoder decoder = new ObjectDecoder();
+        List<NriPod> pods = new ArrayList<>();
+        List<NriContainer> containers = new ArrayList<>();
+        boolean more = false;
+        int dropped = 0;
+        while (in.hasMore()) {
+            int tag = in.tag();
+            switch (tag) {
+                case 1 << 3 | ProtoReader.LENGTH -> {
+                    long span = in.span(tag);
+                    if (pods.size() < MAX_OBJECTS) {
+                        pods.add(decoder.pod(in.reader(span)));
+                    } else {
+                        dropped++;
+                    }
+                }
+                case 2 << 3 | ProtoReader.LENGTH -> {
+                    long span = in.span(tag);
+                    if (containers.size() < MAX_OBJECTS) {
+                        containers.add(decoder.container(in.reader(span)));
+                    } else {
+                        dropped++;
+                    }
+                }
+                case 3 << 3 | ProtoReader.VARINT -> more = in.varint() != 0;
+                default -> in.skip(tag);
+            }
+        }
+        return new NriSync(pods, containers, !more, dropped);
+    }
+
+    static StateChange stateChange(ProtoReader in) throws NriProtocolException {
+        long event = 0;
+        long pod = -1;
+        long container = -1;
+        while (in.hasMore()) {
+            int tag = in.tag();
+            switch (tag) {
+                case 1 << 3 | ProtoReader.VARINT -> event = in.varint();
+                case 2 << 3 | ProtoReader.LENGTH -> pod = in.span(tag);
+                case 3 << 3 | ProtoReader.LENGTH -> container = in.span(tag);
+                default -> in.skip(tag);
+            }
+        }
+        if (event != START_CONTAINER) {
+            return new StateChange((int) Math.min(event, Integer.MAX_VALUE), null, null);
+        }
+        ObjectDecoder decoder = new ObjectDecoder();
+        NriPod decodedPod = pod == -1 ? new NriPod("", "", "", "", "", 0) : decoder.pod(in.reader(pod));
+        NriContainer decodedContainer = container == -1 ? null : decoder.container(in.reader(container));
+        return new StateChange(START_CONTAINER, decodedPod, decodedContainer);
+    }
+
+    static Reply reply(ProtoReader in) throws NriProtocolException {
+        int code = 0;
+        String message = "";
+        while (in.hasMore()) {
+            int tag = in.tag();
+            if (tag == (1 << 3 | ProtoReader.LENGTH)) {
+                ProtoReader status = in.reader(in.span(tag));
+                while (status.hasMore()) {
+                    int field = status.tag();
+                    switch (field) {
+                        case 1 << 3 | ProtoReader.VARINT -> code = (int) status.varint();
+                        case 2 << 3 | ProtoReader.LENGTH -> message = text(status, status.span(field));
+                        default -> status.skip(field);
+                    }
+                }
+            } else {
+                in.skip(tag);
+            }
+        }
+        return new Reply(code, message);
+    }
+
+    /** Text for a log line: at most {@link #MAX_TEXT} bytes of it (the caller escapes it). */
+    private static String text(ProtoReader in, long span) {
+        if (span == -1) {
+            return "";
+        }
+        long cut = (long) ProtoReader.offset(span) << 32 | Math.min(ProtoReader.length(span), MAX_TEXT);
+        return in.string(cut);
+    }
+}

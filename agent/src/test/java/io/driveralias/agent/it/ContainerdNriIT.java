@@ -1,0 +1,150 @@
+package io.driveralias.agent.it;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.driveralias.agent.it.CriProbes.Probe;
+import io.driveralias.agent.testing.AgentProcess;
+import io.driveralias.agent.testing.ContainerdHarness;
+import io.driveralias.agent.testing.ContainerdVersion;
+import io.driveralias.agent.testing.CpuHog;
+import io.driveralias.agent.testing.CriClient;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The packaged agent as containerd's NRI plugin (containerd 1.7.24 with NRI on, 2.1.9 where it is
+ * on by default), beside a busy loop on each core: GPU containers made through the CRI have their
+ * aliases and loader cache at their first instruction, the first container whose files the
+ * runtime's hook adds after an agent start included; a pod starts whatever the agent does (killed
+ * mid-burst, or past its deadline) and is repaired right after; {@code ctr run} containers, which
+ * NRI never sees, are served through the events.
+ */
+@Timeout(600)
+class ContainerdNriIT {
+
+    static final int N = 10;
+
+    private static AgentProcess agent(ContainerdHarness containerd, String... extra) {
+        AgentProcess agent = AgentProcess.startOnContainerd(containerd, extra);
+        agent.await("/readyz 200 and the NRI plugin registered", Duration.ofSeconds(60),
+                () -> agent.readyz() == 200 && agent.metric("driver_alias_runtime_up{runtime=\"nri\"}") == 1.0);
+        return agent;
+    }
+
+    private static CriClient.Spec gpu(String capabilities) {
+        return CriProbes.probing().env("NVIDIA_VISIBLE_DEVICES", "all").env("NVIDIA_DRIVER_CAPABILITIES", capabilities);
+    }
+
+    @ParameterizedTest
+    @EnumSource(value = ContainerdVersion.class, names = {"V1_7", "V2_1"})
+    void gpuContainersHaveTheirDriverAtTheFirstInstructionThroughTheRuntimesOwnStart(ContainerdVersion release,
+                                                                                      @TempDir Path logs) {
+        ContainerdHarness containerd = ContainerdHarness.of(release);
+        try (CriProbes cri = new CriProbes(containerd); AgentProcess agent = agent(containerd, "--gpu-runtime", "nvidia");
+             CpuHog hog = new CpuHog(0)) {
+            // The very first container whose files the nvidia handler's hook adds: nothing learned yet.
+            Probe first = cri.pod("nri-hook-first", "nvidia", gpu("compute,utility"));
+            List<Probe> declared = new ArrayList<>();
+            for (int i = 0; i < N; i++) {
+                declared.add(cri.pod("nri-declared-" + i, "", CriProbes.declared(CriProbes.probing())
+                        .env("NVIDIA_VISIBLE_DEVICES", "all")));
+            }
+            List<Probe> hooked = new ArrayList<>();
+            for (int i = 0; i < N; i++) {
+                hooked.add(cri.pod("nri-hook-" + i, "nvidia", gpu("compute,utility")));
+            }
+            Probe plain = cri.pod("nri-plain", "", CriProbes.probing());
+            int firstAtFirst = cri.atFirstInstruction(List.of(first), agent);
+            int declaredAtFirst = cri.atFirstInstruction(declared, agent);
+            int hookedAtFirst = cri.atFirstInstruction(hooked, agent);
+            int before = CriProbes.reportedBeforeStart(agent, declared.stream().map(Probe::shortId).toList());
+            cri.firstInstructions(plain);
+            System.out.printf("[containerd-nri] %s, %s: the first hook-added container after the agent started %d of 1;"
+                    + " declared files %d of %d; hook-added files %d of %d at the first instruction; reported before start %d"
+                    + " of %d%n", release, CpuHog.describe(0), firstAtFirst, declaredAtFirst, N, hookedAtFirst, N, before, N);
+            assertThat(firstAtFirst).as("the first hook-added container").isEqualTo(1);
+            assertThat(declaredAtFirst).as("declared files at the first instruction").isEqualTo(N);
+            assertThat(hookedAtFirst).as("hook-added files at the first instruction").isEqualTo(N);
+            assertThat(before).isEqualTo(N);
+            assertThat(agent.logLines("repaired container " + plain.shortId())).as("no GPU request, nothing written").isEmpty();
+            assertThat(agent.logLines("WARN")).isEmpty();
+            assertThat(agent.logLines("ERROR")).isEmpty();
+        }
+    }
+
+    /** {@code ctr run} never reaches NRI: its GPU containers are the event path's, and are repaired. */
+    @ParameterizedTest
+    @EnumSource(value = ContainerdVersion.class, names = {"V1_7", "V2_1"})
+    void ctrRunContainersAreServedThroughTheEvents(ContainerdVersion release, @TempDir Path logs) {
+        ContainerdHarness containerd = ContainerdHarness.of(release);
+        String image = containerd.debianImage(ContainerdHarness.K8S);
+        List<String> ids = new ArrayList<>();
+        try (AgentProcess agent = agent(containerd)) {
+            for (int i = 0; i < 3; i++) {
+                String id = "nri-ctr-" + i + "-" + UUID.randomUUID().toString().substring(0, 8);
+                ids.add(containerd.ctrRun(ContainerdHarness.K8S, CriProbes.ctrBinds(), image, id, "sleep", "60"));
+            }
+            for (String id : ids) {
+                agent.awaitLog("repaired container " + id.substring(0, 12), Duration.ofSeconds(30));
+            }
+        } finally {
+            ids.forEach(id -> containerd.remove(ContainerdHarness.K8S, id));
+        }
+    }
+
+    /**
+     * The agent killed in the middle of a burst of pods: containerd starts them without it (a
+     * plugin gone is a plugin dropped); a new agent registers again, gets Synchronize and repairs
+     * every one. A repair held past a deadline of 1 ms lets the pod start and repairs it right after.
+     */
+    @ParameterizedTest
+    @EnumSource(value = ContainerdVersion.class, names = {"V1_7", "V2_1"})
+    void podsStartWhateverTheAgentDoesAndAreRepairedRightAfter(ContainerdVersion release) throws Exception {
+        ContainerdHarness containerd = ContainerdHarness.of(release);
+        try (CriProbes cri = new CriProbes(containerd)) {
+            AgentProcess first = agent(containerd);
+            ExecutorService kubelet = Executors.newFixedThreadPool(3);
+            List<Future<Probe>> pods = new ArrayList<>();
+            for (int i = 0; i < 12; i++) {
+                String name = "nri-burst-" + i;
+                pods.add(kubelet.submit(() -> cri.pod(name, "", CriProbes.declared(CriProbes.probing())
+                        .env("NVIDIA_VISIBLE_DEVICES", "all"))));
+                if (i == 4) {
+                    first.kill();
+                }
+            }
+            List<Probe> started = new ArrayList<>();
+            for (Future<Probe> f : pods) {
+                started.add(f.get());
+            }
+            kubelet.shutdown();
+            first.close();
+            try (AgentProcess again = agent(containerd)) {
+                for (Probe p : started) {
+                    AgentProcess.awaitTrue("libcuda.so.1 in " + p.name(), Duration.ofSeconds(60),
+                            () -> cri.exec(p.id(), "test", "-L", CriProbes.LIB_DIR + "/libcuda.so.1").exitCode() == 0);
+                }
+                System.out.printf("[containerd-nri] %s: agent killed after 5 of a burst of 12 pods: all 12 started; a new agent"
+                        + " registered and has them all repaired%n", release);
+            }
+            try (AgentProcess hurried = agent(containerd, "--nri-deadline", "1ms")) {
+                Probe late = cri.pod("nri-late", "", CriProbes.declared(CriProbes.probing()).env("NVIDIA_VISIBLE_DEVICES", "all"));
+                hurried.awaitLog("repaired container " + late.shortId(), Duration.ofSeconds(30));
+                double timeouts = hurried.metric("driver_alias_repaired_after_start_total{cause=\"nri_timeout\"}");
+                System.out.printf("[containerd-nri] %s: with a deadline of 1 ms the pod started and was repaired (%s); late"
+                        + " repairs counted nri_timeout: %.0f%n", release, hurried.logLines("repaired container "
+                        + late.shortId()).getFirst().replaceFirst(".*repaired", "repaired"), timeouts);
+            }
+        }
+    }
+}

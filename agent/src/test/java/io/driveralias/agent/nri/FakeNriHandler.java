@@ -1,0 +1,110 @@
+package io.driveralias.agent.nri;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The NRI port's fake: records what the plugin hands it, in order, as events; a test sets what
+ * StartContainer does ({@link #onStart}) and waits for events with {@link #await}.
+ */
+public final class FakeNriHandler implements NriHandler {
+
+    /** One call of the port. */
+    public sealed interface Event permits Connected, Disconnected, Synchronized, Started, NotServed {
+    }
+
+    public record Connected(String runtimeName, String runtimeVersion, Duration requestTimeout) implements Event {
+    }
+
+    public record Disconnected(String why) implements Event {
+    }
+
+    public record Synchronized(NriSync part) implements Event {
+    }
+
+    /**
+     * A StartContainer handled: what came, when its request's first byte was read, when the handler
+     * was entered, the call's deadline, when the handler returned, and whether the answer went before
+     * it did.
+     */
+    public record Started(NriPod pod, NriContainer container, long receivedNanos, long enteredNanos, long deadlineNanos,
+                          long returnedNanos, boolean answeredFirst) implements Event {
+    }
+
+    public record NotServed(NriPod pod, NriContainer container, String why) implements Event {
+    }
+
+    /** What a StartContainer handler does, given the call. */
+    public interface StartBehaviour {
+        void handle(NriPod pod, NriContainer container, StartCall call) throws InterruptedException;
+    }
+
+    private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
+    private volatile StartBehaviour onStart = (pod, container, call) -> { };
+
+    public FakeNriHandler onStart(StartBehaviour behaviour) {
+        this.onStart = behaviour;
+        return this;
+    }
+
+    @Override
+    public void connected(String runtimeName, String runtimeVersion, Duration requestTimeout) {
+        events.add(new Connected(runtimeName, runtimeVersion, requestTimeout));
+    }
+
+    @Override
+    public void disconnected(String why) {
+        events.add(new Disconnected(why));
+    }
+
+    @Override
+    public void synchronize(NriSync part) {
+        events.add(new Synchronized(part));
+    }
+
+    @Override
+    public void startContainer(NriPod pod, NriContainer container, StartCall call) {
+        long entered = System.nanoTime();
+        try {
+            onStart.handle(pod, container, call);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        events.add(new Started(pod, container, call.receivedNanos(), entered, call.deadlineNanos(), System.nanoTime(),
+                call.answered()));
+    }
+
+    @Override
+    public void notServed(NriPod pod, NriContainer container, String why) {
+        events.add(new NotServed(pod, container, why));
+    }
+
+    /** The next event, which must be of {@code type}, within {@code timeout}. */
+    public <T extends Event> T await(Class<T> type, Duration timeout) {
+        try {
+            Event e = events.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            assertThat(e).as("an event of type " + type.getSimpleName() + " within " + timeout).isNotNull();
+            assertThat(e).isInstanceOf(type);
+            return type.cast(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    /** Events that came and were not awaited (and none more within {@code quiet}). */
+    public List<Event> drain(Duration quiet) throws InterruptedException {
+        List<Event> rest = new ArrayList<>();
+        Event e;
+        while ((e = events.poll(quiet.toMillis(), TimeUnit.MILLISECONDS)) != null) {
+            rest.add(e);
+        }
+        return rest;
+    }
+}

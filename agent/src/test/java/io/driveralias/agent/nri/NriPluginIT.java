@@ -1,0 +1,382 @@
+package io.driveralias.agent.nri;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.driveralias.agent.nri.FakeNriHandler.Connected;
+import io.driveralias.agent.nri.FakeNriHandler.Disconnected;
+import io.driveralias.agent.nri.FakeNriHandler.Event;
+import io.driveralias.agent.nri.FakeNriHandler.Started;
+import io.driveralias.agent.nri.FakeNriHandler.Synchronized;
+import io.driveralias.agent.testing.AgentProcess;
+import io.driveralias.agent.testing.ContainerdHarness;
+import io.driveralias.agent.testing.ContainerdVersion;
+import io.driveralias.agent.testing.CriClient;
+import io.driveralias.agent.testing.cri.ContainerState;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The NRI plugin against real containerd 1.7.24 (NRI turned on) and 2.1.9 (NRI on by default),
+ * private instances of {@link ContainerdHarness}, with pods made through the CRI as the kubelet
+ * makes them; the plugin's handler is a {@link FakeNriHandler}. Registration and Configure;
+ * StartContainer with the process's pid and its root mounted, before the first instruction;
+ * Synchronize for a plugin that connects while containers run; a handler that overruns its
+ * deadline; containerd killed and started again; {@code ctr run} containers, which never reach NRI;
+ * and the time the plugin adds to a container's start. Figures are printed as {@code [nri-it]}.
+ */
+@Timeout(900)
+class NriPluginIT {
+
+    private static final Duration WAIT = Duration.ofSeconds(60);
+    private static final String K8S = ContainerdHarness.K8S;
+
+    private final List<NriPlugin> plugins = new ArrayList<>();
+    private final List<CriClient.Sandbox> pods = Collections.synchronizedList(new ArrayList<>());
+    private ContainerdHarness containerd;
+
+    static Stream<ContainerdVersion> releases() {
+        return Stream.of(ContainerdVersion.V1_7, ContainerdVersion.V2_1);
+    }
+
+    @AfterEach
+    void cleanUp() {
+        plugins.forEach(NriPlugin::close);
+        for (CriClient.Sandbox pod : pods) {
+            try {
+                removePod(pod);
+            } catch (RuntimeException e) {
+                // best effort: the harness ends everything at the JVM's exit
+            }
+        }
+    }
+
+    /**
+     * RemovePodSandbox, tried again as the kubelet would: containerd 1.7 and 2.1 sometimes fail to
+     * stop a container whose shim connection just closed ("ttrpc: closed"), and succeed on the next try.
+     */
+    private void removePod(CriClient.Sandbox pod) {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                containerd.cri().removePod(pod);
+                return;
+            } catch (RuntimeException e) {
+                if (attempt == 3) {
+                    throw e;
+                }
+                System.out.println("[nri-it] removing a pod failed, trying again: " + e.getMessage());
+                try {
+                    Thread.sleep(1000);
+                } catch (InterruptedException interrupted) {
+                    Thread.currentThread().interrupt();
+                    throw e;
+                }
+            }
+        }
+    }
+
+    private ContainerdHarness containerd(ContainerdVersion release) {
+        containerd = ContainerdHarness.of(release);
+        return containerd;
+    }
+
+    /** A plugin on the runtime's NRI socket, registered, configured and synchronized. */
+    private NriPlugin connect(FakeNriHandler handler, Duration budget) {
+        NriPlugin plugin = new NriPlugin(containerd.nriSocket(), handler, budget, 2);
+        plugins.add(plugin);
+        plugin.start();
+        handler.await(Connected.class, WAIT);
+        synchronizedView(handler);
+        assertThat(plugin.connected()).isTrue();
+        return plugin;
+    }
+
+    /** The parts of one Synchronize, up to the last, joined. */
+    private static NriSync synchronizedView(FakeNriHandler handler) {
+        List<NriPod> pods = new ArrayList<>();
+        List<NriContainer> containers = new ArrayList<>();
+        int dropped = 0;
+        while (true) {
+            NriSync part = handler.await(Synchronized.class, WAIT).part();
+            pods.addAll(part.pods());
+            containers.addAll(part.containers());
+            dropped += part.dropped();
+            if (part.last()) {
+                return new NriSync(pods, containers, true, dropped);
+            }
+        }
+    }
+
+    private CriClient.Sandbox pod(String name) {
+        CriClient.Sandbox pod = containerd.cri().runPodSandbox(CriClient.Pod.named(name), "");
+        pods.add(pod);
+        return pod;
+    }
+
+    private String image() {
+        return containerd.busyboxImage(K8S);
+    }
+
+    private static CriClient.Spec sh(String script) {
+        return CriClient.Spec.of("sh", "-c", script);
+    }
+
+    private String run(CriClient.Sandbox pod, String name, CriClient.Spec spec) {
+        String id = containerd.cri().createContainer(pod, name, image(), spec);
+        containerd.cri().startContainer(id);
+        return id;
+    }
+
+    @ParameterizedTest(name = "containerd {0}")
+    @MethodSource("releases")
+    void thePluginRegistersAndIsConfiguredForStartContainer(ContainerdVersion release) {
+        containerd(release);
+        FakeNriHandler handler = new FakeNriHandler();
+        NriPlugin plugin = new NriPlugin(containerd.nriSocket(), handler);
+        plugins.add(plugin);
+        long start = System.nanoTime();
+        plugin.start();
+
+        Connected connected = handler.await(Connected.class, WAIT);
+        long configured = System.nanoTime() - start;
+        NriSync sync = synchronizedView(handler);
+
+        System.out.printf("[nri-it] containerd %s: registered and configured in %.1f ms; runtime %s %s, request timeout %d ms;"
+                + " Synchronize: %d pods, %d containers%n", containerd.version(), configured / 1e6, connected.runtimeName(),
+                connected.runtimeVersion(), connected.requestTimeout().toMillis(), sync.pods().size(), sync.containers().size());
+        assertThat(connected.runtimeName()).isEqualTo("containerd");
+        assertThat(connected.runtimeVersion()).contains(containerd.version());
+        assertThat(connected.requestTimeout()).isEqualTo(Duration.ofSeconds(2));
+        assertThat(plugin.connected()).isTrue();
+    }
+
+    @ParameterizedTest(name = "containerd {0}")
+    @MethodSource("releases")
+    void startContainerComesWithThePidAndTheRootBeforeTheFirstInstruction(ContainerdVersion release) throws Exception {
+        containerd(release);
+        Map<String, String> seen = new ConcurrentHashMap<>();
+        FakeNriHandler handler = new FakeNriHandler().onStart((pod, container, call) -> {
+            Path root = Path.of("/proc/" + container.pid() + "/root");
+            seen.put("busybox", String.valueOf(Files.isRegularFile(root.resolve("bin/busybox"))));
+            try {
+                // The test's own write, through the host's view of the container's root (the agent writes in-root).
+                Files.writeString(root.resolve("tmp/nri-marker"), "written-in-start-container " + container.id() + "\n");
+                seen.put("written", "yes");
+            } catch (IOException e) {
+                seen.put("written", e.toString());
+            }
+        });
+        connect(handler, StartDeadline.DEFAULT_BUDGET);
+
+        CriClient.Sandbox pod = pod("nri-first");
+        String id = run(pod, "first", sh("cat /tmp/nri-marker 2>/dev/null || echo no-marker; echo end; sleep 3600"));
+
+        Started started = handler.await(Started.class, WAIT);
+        AgentProcess.awaitTrue("the container's first output", WAIT, () -> containerd.cri().logs(pod, "first").contains("end\n"));
+        String out = containerd.cri().logs(pod, "first");
+        NriContainer c = started.container();
+        System.out.printf("[nri-it] containerd %s: StartContainer for %s: pid %d, state %s, labels %s, annotations %s, root has the"
+                + " image's files: %s; the container's first output: %s%n", containerd.version(), id.substring(0, 12), c.pid(),
+                c.state(), c.labels().keySet(), c.annotations().keySet(), seen.get("busybox"), out.replace('\n', ' '));
+        assertThat(c.id()).isEqualTo(id);
+        assertThat(c.podSandboxId()).isEqualTo(pod.id());
+        assertThat(c.name()).isEqualTo("first");
+        assertThat(c.pid()).isEqualTo(containerd.taskPid(K8S, id));
+        assertThat(c.labels()).containsEntry("io.kubernetes.container.name", "first")
+                .containsEntry("io.kubernetes.pod.name", pod.pod().name());
+        assertThat(started.pod().id()).isEqualTo(pod.id());
+        assertThat(started.pod().name()).isEqualTo(pod.pod().name());
+        assertThat(started.pod().uid()).isEqualTo(pod.pod().uid());
+        assertThat(seen).containsEntry("busybox", "true").containsEntry("written", "yes");
+        assertThat(out).startsWith("written-in-start-container " + id + "\n");
+    }
+
+    @ParameterizedTest(name = "containerd {0}")
+    @MethodSource("releases")
+    void aPluginThatConnectsLateIsToldTheRunningContainersWithTheirPids(ContainerdVersion release) {
+        containerd(release);
+        CriClient.Sandbox a = pod("nri-late-a");
+        CriClient.Sandbox b = pod("nri-late-b");
+        String first = run(a, "one", sh("sleep 3600"));
+        String second = run(b, "two", sh("sleep 3600"));
+
+        FakeNriHandler handler = new FakeNriHandler();
+        NriPlugin plugin = new NriPlugin(containerd.nriSocket(), handler);
+        plugins.add(plugin);
+        plugin.start();
+        handler.await(Connected.class, WAIT);
+        NriSync sync = synchronizedView(handler);
+
+        System.out.printf("[nri-it] containerd %s: Synchronize for a late plugin: %d pods, %d containers (%d dropped)%n",
+                containerd.version(), sync.pods().size(), sync.containers().size(), sync.dropped());
+        for (String id : List.of(first, second)) {
+            NriContainer c = sync.containers().stream().filter(x -> x.id().equals(id)).findFirst().orElseThrow(() ->
+                    new AssertionError(id + " not in Synchronize"));
+            assertThat(c.pid()).isEqualTo(containerd.taskPid(K8S, id));
+            assertThat(c.state()).isEqualTo(NriContainer.State.RUNNING);
+        }
+        assertThat(sync.pods()).extracting(NriPod::id).contains(a.id(), b.id());
+        NriPod pod = sync.pods().stream().filter(p -> p.id().equals(a.id())).findFirst().orElseThrow();
+        assertThat(pod.name()).isEqualTo(a.pod().name());
+        assertThat(pod.namespace()).isEqualTo(a.pod().namespace());
+        assertThat(pod.uid()).isEqualTo(a.pod().uid());
+    }
+
+    @ParameterizedTest(name = "containerd {0}")
+    @MethodSource("releases")
+    void aHandlerPastItsDeadlineIsAnsweredInTimeThePodStartsAndThePluginStaysRegistered(ContainerdVersion release) {
+        containerd(release);
+        FakeNriHandler handler = new FakeNriHandler().onStart((pod, container, call) -> {
+            if (container.name().equals("slow")) {
+                Thread.sleep(3000);
+            }
+        });
+        NriPlugin plugin = connect(handler, StartDeadline.DEFAULT_BUDGET);
+
+        CriClient.Sandbox pod = pod("nri-slow");
+        long start = System.nanoTime();
+        String slow = run(pod, "slow", sh("sleep 3600"));
+        long slowStart = System.nanoTime() - start;
+        CriClient.Sandbox next = pod("nri-after-slow");
+        start = System.nanoTime();
+        String after = run(next, "after", sh("sleep 3600"));
+        long afterStart = System.nanoTime() - start;
+
+        Started afterStarted = handler.await(Started.class, WAIT);
+        Started slowStarted = handler.await(Started.class, WAIT);
+        System.out.printf("[nri-it] containerd %s: a handler sleeping 3 s (deadline 500 ms): its container's CreateContainer+Start"
+                + " took %.0f ms, the next pod's %.0f ms, which reached the plugin while the first handler slept%n",
+                containerd.version(), slowStart / 1e6, afterStart / 1e6);
+        assertThat(afterStarted.container().id()).isEqualTo(after);
+        assertThat(afterStarted.answeredFirst()).isFalse();
+        assertThat(slowStarted.container().id()).isEqualTo(slow);
+        assertThat(slowStarted.answeredFirst()).isTrue();
+        assertThat(containerd.cri().containerStatus(slow).getState()).isEqualTo(ContainerState.CONTAINER_RUNNING);
+        assertThat(slowStart).isLessThan(Duration.ofSeconds(2).toNanos());
+        assertThat(plugin.connected()).isTrue();
+        assertThat(handlerEvents(handler)).noneMatch(e -> e instanceof Disconnected);
+    }
+
+    private static List<Event> handlerEvents(FakeNriHandler handler) {
+        try {
+            return handler.drain(Duration.ofMillis(500));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    @ParameterizedTest(name = "containerd {0}")
+    @MethodSource("releases")
+    void afterContainerdIsKilledAndStartedAgainThePluginRegistersAndSynchronizesAgain(ContainerdVersion release) {
+        containerd(release);
+        FakeNriHandler handler = new FakeNriHandler();
+        NriPlugin plugin = connect(handler, StartDeadline.DEFAULT_BUDGET);
+        CriClient.Sandbox pod = pod("nri-survivor");
+        String survivor = run(pod, "survivor", sh("sleep 3600"));
+        handler.await(Started.class, WAIT);
+
+        containerd.kill();
+        String why = handler.await(Disconnected.class, WAIT).why();
+        long restart = System.nanoTime();
+        containerd.start();
+        handler.await(Connected.class, WAIT);
+        long back = System.nanoTime() - restart;
+        NriSync sync = synchronizedView(handler);
+
+        System.out.printf("[nri-it] containerd %s killed (-9): the plugin saw \"%s\"; registered again %.0f ms after the restart"
+                + " began; Synchronize listed %d containers%n", containerd.version(), why, back / 1e6, sync.containers().size());
+        assertThat(sync.containers()).extracting(NriContainer::id).contains(survivor);
+        assertThat(plugin.connected()).isTrue();
+        String next = run(pod("nri-after-restart"), "next", sh("sleep 3600"));
+        assertThat(handler.await(Started.class, WAIT).container().id()).isEqualTo(next);
+    }
+
+    @ParameterizedTest(name = "containerd {0}")
+    @MethodSource("releases")
+    void aCtrRunContainerNeverReachesThePlugin(ContainerdVersion release) {
+        containerd(release);
+        FakeNriHandler handler = new FakeNriHandler();
+        connect(handler, StartDeadline.DEFAULT_BUDGET);
+        String id = "nri-ctr-" + Long.toHexString(System.nanoTime());
+        try {
+            containerd.ctrRun(K8S, image(), id, "sleep", "3600");
+            List<Event> events = handlerEvents(handler);
+            assertThat(events).as("events for a ctr-made container").isEmpty();
+        } finally {
+            containerd.remove(K8S, id);
+        }
+        String cri = run(pod("nri-after-ctr"), "cri", sh("sleep 3600"));
+        assertThat(handler.await(Started.class, WAIT).container().id()).isEqualTo(cri);
+    }
+
+    /**
+     * What the plugin adds to a container's start, its handler returning at once: CRI StartContainer
+     * with the plugin and without it, in alternating batches of ten, and the plugin's own share (from
+     * the request's first byte to the handler's return).
+     */
+    @ParameterizedTest(name = "containerd {0}")
+    @MethodSource("releases")
+    void theTimeThePluginAddsToAStart(ContainerdVersion release) {
+        containerd(release);
+        int batches = Integer.getInteger("nri.batches", 5);
+        List<Long> with = new ArrayList<>();
+        List<Long> without = new ArrayList<>();
+        List<Long> inPlugin = new ArrayList<>();
+        List<Long> toHandler = new ArrayList<>();
+        for (int batch = 0; batch < 2 * batches; batch++) {
+            boolean plugged = batch % 2 == 0;
+            FakeNriHandler handler = new FakeNriHandler();
+            NriPlugin plugin = plugged ? connect(handler, StartDeadline.DEFAULT_BUDGET) : null;
+            CriClient.Sandbox pod = pod("nri-timing-" + batch);
+            for (int i = 0; i < 10; i++) {
+                String id = containerd.cri().createContainer(pod, "c" + i, image(), sh("sleep 3600"));
+                long start = System.nanoTime();
+                containerd.cri().startContainer(id);
+                (plugged ? with : without).add(System.nanoTime() - start);
+                if (plugged) {
+                    Started s = handler.await(Started.class, WAIT);
+                    assertThat(s.container().id()).isEqualTo(id);
+                    inPlugin.add(s.returnedNanos() - s.receivedNanos());
+                    toHandler.add(s.enteredNanos() - s.receivedNanos());
+                }
+            }
+            if (plugin != null) {
+                plugin.close();
+            }
+            removePod(pod);
+            pods.remove(pod);
+        }
+        System.out.printf("[nri-it] containerd %s, CRI StartContainer over %d containers each (load %s): with the plugin p50 %.1f ms"
+                + " p99 %.1f ms; without p50 %.1f ms p99 %.1f ms; in the plugin (request read to handler returned) p50 %.3f ms"
+                + " p99 %.3f ms, of which read, decode and hand-over to a call thread p50 %.3f ms p99 %.3f ms%n",
+                containerd.version(), with.size(), loadAverage(), p(with, 50), p(with, 99), p(without, 50), p(without, 99),
+                p(inPlugin, 50), p(inPlugin, 99), p(toHandler, 50), p(toHandler, 99));
+        assertThat(inPlugin).hasSize(10 * batches);
+    }
+
+    private static double p(List<Long> nanos, int percentile) {
+        List<Long> sorted = nanos.stream().sorted().toList();
+        int index = (int) Math.ceil(percentile / 100.0 * sorted.size()) - 1;
+        return sorted.get(Math.max(0, index)) / 1e6;
+    }
+
+    private static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+        } catch (IOException e) {
+            return "?";
+        }
+    }
+}

@@ -1,0 +1,382 @@
+package io.driveralias.agent.nri;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.driveralias.agent.nri.FakeNriHandler.Connected;
+import io.driveralias.agent.nri.FakeNriHandler.Disconnected;
+import io.driveralias.agent.nri.FakeNriHandler.NotServed;
+import io.driveralias.agent.nri.FakeNriHandler.Started;
+import io.driveralias.agent.nri.FakeNriHandler.Synchronized;
+import io.driveralias.agent.nri.FakeNriRuntime.Peer;
+import io.driveralias.agent.nri.FakeNriRuntime.Reply;
+import io.driveralias.agent.testing.nri.ConfigureResponse;
+import io.driveralias.agent.testing.nri.Container;
+import io.driveralias.agent.testing.nri.CreateContainerRequest;
+import io.driveralias.agent.testing.nri.Empty;
+import io.driveralias.agent.testing.nri.PodSandbox;
+import io.driveralias.agent.testing.nri.RegisterPluginRequest;
+import io.driveralias.agent.testing.nri.StateChangeEvent;
+import io.driveralias.agent.testing.nri.SynchronizeRequest;
+import io.driveralias.agent.testing.nri.SynchronizeResponse;
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The plugin against a fake runtime over a real Unix socket ({@link FakeNriRuntime}): registration,
+ * Configure, Synchronize, StartContainer within its deadline or by it, a full call pool, answers to
+ * everything else, and connecting again whenever the connection goes.
+ */
+@Timeout(60)
+class NriPluginTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(10);
+    private static final PodSandbox POD = NriInputs.pod("train");
+
+    @TempDir
+    Path dir;
+
+    private NriPlugin plugin;
+    private FakeNriRuntime runtime;
+    private final FakeNriHandler handler = new FakeNriHandler();
+
+    @AfterEach
+    void stop() {
+        if (plugin != null) {
+            plugin.close();
+        }
+        if (runtime != null) {
+            runtime.close();
+        }
+    }
+
+    private Peer connect(Duration budget, int threads) {
+        runtime = new FakeNriRuntime(dir.resolve("nri.sock"));
+        plugin = new NriPlugin(dir.resolve("nri.sock"), handler, budget, threads);
+        plugin.start();
+        return runtime.accept(WAIT);
+    }
+
+    @Test
+    void registersConfiguresForStartContainerAloneAndHandsOverSynchronize() throws Exception {
+        Peer peer = connect(Duration.ofMillis(500), 2);
+
+        RegisterPluginRequest registration = peer.awaitRegistration(WAIT);
+        assertThat(registration.getPluginName()).isEqualTo("driver-alias");
+        assertThat(registration.getPluginIdx()).isEqualTo("50");
+        assertThat(plugin.connected()).isFalse();
+
+        Reply configured = peer.configure("containerd", "v2.1.9", 2000);
+        assertThat(configured.ok()).isTrue();
+        assertThat(configured.as(ConfigureResponse.parser()).getEvents()).isEqualTo(0x20);
+        assertThat(handler.await(Connected.class, WAIT)).isEqualTo(new Connected("containerd", "v2.1.9", Duration.ofSeconds(2)));
+        assertThat(plugin.connected()).isTrue();
+
+        Reply first = peer.synchronize(SynchronizeRequest.newBuilder().addPods(POD)
+                .addContainers(NriInputs.gpuContainer("c1", POD, 11).setState(3)).setMore(true).build());
+        assertThat(first.as(SynchronizeResponse.parser()).getMore()).isTrue();
+        assertThat(first.as(SynchronizeResponse.parser()).getUpdateCount()).isZero();
+        Reply second = peer.synchronize(SynchronizeRequest.newBuilder()
+                .addContainers(NriInputs.plainContainer("c2", POD, 12).setState(3)).build());
+        assertThat(second.as(SynchronizeResponse.parser()).getMore()).isFalse();
+
+        NriSync one = handler.await(Synchronized.class, WAIT).part();
+        assertThat(one.last()).isFalse();
+        assertThat(one.pods()).extracting(NriPod::id).containsExactly("sandbox-train");
+        assertThat(one.containers()).extracting(NriContainer::id, NriContainer::pid, NriContainer::state)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("c1", 11, NriContainer.State.RUNNING));
+        NriSync two = handler.await(Synchronized.class, WAIT).part();
+        assertThat(two.last()).isTrue();
+        assertThat(two.containers()).extracting(NriContainer::id).containsExactly("c2");
+    }
+
+    @Test
+    void startContainerIsAnsweredWhenTheHandlerReturns() {
+        Peer peer = connect(Duration.ofMillis(500), 2);
+        peer.awaitRegistration(WAIT);
+        peer.configure("containerd", "v2.1.9", 2000);
+        handler.await(Connected.class, WAIT);
+
+        Reply reply = peer.startContainer(POD, NriInputs.gpuContainer("c1", POD, 4242).build(), WAIT);
+
+        assertThat(reply.ok()).isTrue();
+        assertThat(reply.as(Empty.parser())).isEqualTo(Empty.getDefaultInstance());
+        Started started = handler.await(Started.class, WAIT);
+        assertThat(started.pod().name()).isEqualTo("train");
+        assertThat(started.container().id()).isEqualTo("c1");
+        assertThat(started.container().pid()).isEqualTo(4242);
+        assertThat(started.container().nvidiaDevice()).isTrue();
+        assertThat(started.answeredFirst()).isFalse();
+        assertThat(started.deadlineNanos() - started.receivedNanos()).isBetween(0L, Duration.ofMillis(500).toNanos());
+    }
+
+    @Test
+    void aHandlerPastTheDeadlineIsAnsweredForByTheDeadlineAndTheNextCallStillServed() {
+        handler.onStart((pod, container, call) -> {
+            if (container.id().equals("slow")) {
+                Thread.sleep(3000);
+            }
+        });
+        Peer peer = connect(Duration.ofMillis(300), 2);
+        peer.awaitRegistration(WAIT);
+        peer.configure("containerd", "v2.1.9", 2000);
+        handler.await(Connected.class, WAIT);
+
+        Reply slow = peer.startContainer(POD, NriInputs.gpuContainer("slow", POD, 1).build(), WAIT);
+        Reply next = peer.startContainer(POD, NriInputs.gpuContainer("fast", POD, 2).build(), WAIT);
+
+        System.out.printf("[nri-plugin] handler sleeping 3 s, budget 300 ms: answered after %.1f ms; the next call in %.1f ms%n",
+                slow.nanos() / 1e6, next.nanos() / 1e6);
+        assertThat(slow.ok()).isTrue();
+        assertThat(slow.nanos()).isBetween(Duration.ofMillis(250).toNanos(), Duration.ofMillis(1000).toNanos());
+        assertThat(next.ok()).isTrue();
+        assertThat(handler.await(Started.class, WAIT).container().id()).isEqualTo("fast");
+        Started late = handler.await(Started.class, WAIT);
+        assertThat(late.container().id()).isEqualTo("slow");
+        assertThat(late.answeredFirst()).isTrue();
+    }
+
+    @Test
+    void aStartContainerRoundTripOverTheSocketForAHandlerThatReturnsAtOnce() {
+        Peer peer = connect(Duration.ofMillis(500), 2);
+        peer.awaitRegistration(WAIT);
+        peer.configure("containerd", "v2.1.9", 2000);
+        handler.await(Connected.class, WAIT);
+        Container container = NriInputs.gpuContainer("c1", POD, 1).build();
+        java.util.List<Long> nanos = new java.util.ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            Reply reply = peer.startContainer(POD, container, WAIT);
+            assertThat(reply.ok()).isTrue();
+            if (i >= 100) {
+                nanos.add(reply.nanos());
+            }
+            handler.await(Started.class, WAIT);
+        }
+        java.util.Collections.sort(nanos);
+        System.out.printf("[nri-plugin] StartContainer round trip over the socket (fake runtime, 200 calls after 100 to warm up):"
+                + " p50 %.3f ms, p99 %.3f ms%n", nanos.get(99) / 1e6, nanos.get(197) / 1e6);
+    }
+
+    @Test
+    void theDeadlineIsHalfTheRuntimesTimeoutWhenThatIsShorterThanTheBudget() {
+        handler.onStart((pod, container, call) -> Thread.sleep(2000));
+        Peer peer = connect(Duration.ofSeconds(5), 2);
+        peer.awaitRegistration(WAIT);
+        peer.configure("containerd", "v2.1.9", 400);
+        handler.await(Connected.class, WAIT);
+
+        Reply reply = peer.startContainer(POD, NriInputs.gpuContainer("c1", POD, 1).build(), WAIT);
+
+        assertThat(reply.nanos()).isBetween(Duration.ofMillis(150).toNanos(), Duration.ofMillis(900).toNanos());
+    }
+
+    @Test
+    void withEveryCallThreadBusyStartContainerIsAnsweredAtOnceAndReportedNotServed() throws Exception {
+        CountDownLatch release = new CountDownLatch(1);
+        handler.onStart((pod, container, call) -> release.await());
+        Peer peer = connect(Duration.ofMillis(200), 1);
+        peer.awaitRegistration(WAIT);
+        peer.configure("containerd", "v2.1.9", 2000);
+        handler.await(Connected.class, WAIT);
+
+        Reply held = peer.startContainer(POD, NriInputs.gpuContainer("held", POD, 1).build(), WAIT);
+        Reply refused = peer.startContainer(POD, NriInputs.gpuContainer("refused", POD, 2).build(), WAIT);
+
+        System.out.printf("[nri-plugin] pool of 1 held: the next StartContainer answered in %.2f ms%n", refused.nanos() / 1e6);
+        assertThat(held.ok()).isTrue();
+        assertThat(refused.ok()).isTrue();
+        assertThat(refused.nanos()).isLessThan(Duration.ofMillis(150).toNanos());
+        NotServed notServed = handler.await(NotServed.class, WAIT);
+        assertThat(notServed.container().id()).isEqualTo("refused");
+        assertThat(notServed.why()).contains("busy");
+        release.countDown();
+        assertThat(handler.await(Started.class, WAIT).container().id()).isEqualTo("held");
+
+        Reply again = peer.startContainer(POD, NriInputs.gpuContainer("after", POD, 3).build(), WAIT);
+        assertThat(again.ok()).isTrue();
+        assertThat(handler.await(Started.class, WAIT).container().id()).isEqualTo("after");
+    }
+
+    @Test
+    void aHandlerThatThrowsStillGetsASuccessAnswer() {
+        handler.onStart((pod, container, call) -> {
+            throw new IllegalStateException("boom");
+        });
+        Peer peer = connect(Duration.ofMillis(500), 2);
+        peer.awaitRegistration(WAIT);
+        peer.configure("containerd", "v2.1.9", 2000);
+
+        assertThat(peer.startContainer(POD, NriInputs.gpuContainer("c1", POD, 1).build(), WAIT).ok()).isTrue();
+    }
+
+    @Test
+    void everythingElseIsAnEmptySuccessAndReachesNoHandler() throws Exception {
+        Peer peer = connect(Duration.ofMillis(500), 2);
+        peer.awaitRegistration(WAIT);
+        peer.configure("containerd", "v2.1.9", 2000);
+        handler.await(Connected.class, WAIT);
+
+        Container container = NriInputs.gpuContainer("c1", POD, 1).build();
+        Reply create = peer.call("CreateContainer", CreateContainerRequest.newBuilder().setPod(POD).setContainer(container).build(),
+                WAIT);
+        Reply stop = peer.call("StateChange", StateChangeEvent.newBuilder().setEvent(10).setPod(POD).setContainer(container).build(),
+                WAIT);
+        Reply startWithoutContainer = peer.call("StateChange", StateChangeEvent.newBuilder().setEvent(6).setPod(POD).build(), WAIT);
+        Reply unknown = FakeNriRuntime.Peer.await(peer.send("some.Other", "Thing", new byte[] {1, 2, 3}, 0), WAIT);
+        Reply shutdown = peer.call("Shutdown", Empty.getDefaultInstance(), WAIT);
+
+        for (Reply r : new Reply[] {create, stop, startWithoutContainer, unknown, shutdown}) {
+            assertThat(r.ok()).isTrue();
+            assertThat(r.payload()).isEmpty();
+        }
+        assertThat(handler.drain(Duration.ofMillis(200))).isEmpty();
+    }
+
+    @Test
+    void whenTheRuntimeGoesThePluginConnectsRegistersAndSynchronizesAgain() throws Exception {
+        Peer first = connect(Duration.ofMillis(500), 2);
+        first.awaitRegistration(WAIT);
+        first.configure("containerd", "v2.1.9", 2000);
+        handler.await(Connected.class, WAIT);
+
+        first.close();
+        assertThat(handler.await(Disconnected.class, WAIT).why()).contains("closed");
+        Peer second = runtime.accept(WAIT);
+        assertThat(second.awaitRegistration(WAIT).getPluginName()).isEqualTo("driver-alias");
+        second.configure("containerd", "v2.1.9", 2000);
+        handler.await(Connected.class, WAIT);
+        second.synchronize(SynchronizeRequest.newBuilder().addContainers(NriInputs.gpuContainer("c1", POD, 5)).build());
+        assertThat(handler.await(Synchronized.class, WAIT).part().containers()).hasSize(1);
+        assertThat(plugin.connected()).isTrue();
+    }
+
+    @Test
+    void aMissingSocketIsTriedAgainUntilTheRuntimeListens() throws Exception {
+        plugin = new NriPlugin(dir.resolve("later.sock"), handler, Duration.ofMillis(500), 2);
+        plugin.start();
+        Thread.sleep(1500);
+        assertThat(plugin.connected()).isFalse();
+
+        runtime = new FakeNriRuntime(dir.resolve("later.sock"));
+        long start = System.nanoTime();
+        Peer peer = runtime.accept(WAIT);
+        peer.awaitRegistration(WAIT);
+        System.out.printf("[nri-plugin] socket appeared: the plugin connected %.0f ms later%n", (System.nanoTime() - start) / 1e6);
+        assertThat(System.nanoTime() - start).isLessThan(Duration.ofMillis(1500).toNanos());
+    }
+
+    @Test
+    void aFrameOverItsBoundEndsTheConnectionAndThePluginComesBack() throws Exception {
+        Peer first = connect(Duration.ofMillis(500), 2);
+        first.awaitRegistration(WAIT);
+        first.configure("containerd", "v2.1.9", 2000);
+        handler.await(Connected.class, WAIT);
+
+        first.raw(ByteBuffer.allocate(8).putInt(1).putInt(MuxReader.MAX_FRAME + 1).flip());
+
+        assertThat(first.closedByPlugin(WAIT)).isTrue();
+        assertThat(handler.await(Disconnected.class, WAIT).why()).contains("protocol error", "frame");
+        Peer second = runtime.accept(WAIT);
+        second.awaitRegistration(WAIT);
+    }
+
+    @Test
+    void aMessageOverTheBoundEndsTheConnectionWithoutReadingIt() throws Exception {
+        Peer first = connect(Duration.ofMillis(500), 2);
+        first.awaitRegistration(WAIT);
+        first.configure("containerd", "v2.1.9", 2000);
+        handler.await(Connected.class, WAIT);
+
+        first.raw(ByteBuffer.allocate(18).putInt(1).putInt(10).putInt(MuxReader.MAX_MESSAGE + 1).putInt(3).put((byte) 1)
+                .put((byte) 0).flip());
+
+        assertThat(first.closedByPlugin(WAIT)).isTrue();
+        assertThat(handler.await(Disconnected.class, WAIT).why()).contains("over the bound");
+    }
+
+    @Test
+    void aRuntimeThatStopsReadingThePluginsAnswersIsLeftAfterFiveSeconds() throws Exception {
+        Peer first = connect(Duration.ofMillis(500), 2);
+        first.awaitRegistration(WAIT);
+        first.configure("containerd", "v2.1.9", 2000);
+        handler.await(Connected.class, WAIT);
+
+        first.pauseReading();
+        Thread flood = new Thread(() -> {
+            try {
+                for (int i = 0; i < 200_000; i++) {
+                    first.send("some.Other", "Flood", new byte[0], 0);
+                }
+            } catch (RuntimeException closed) {
+                // the plugin left: the flood ends
+            }
+        });
+        flood.setDaemon(true);
+        flood.start();
+
+        assertThat(handler.await(Disconnected.class, Duration.ofSeconds(20)).why()).contains("has not read");
+        Peer second = runtime.accept(WAIT);
+        second.awaitRegistration(WAIT);
+        first.close();
+    }
+
+    @Test
+    void aRuntimeThatNeverConfiguresThePluginIsLeftAfterFiveSeconds() throws Exception {
+        Peer first = connect(Duration.ofMillis(500), 2);
+        first.awaitRegistration(WAIT);
+
+        assertThat(first.closedByPlugin(Duration.ofSeconds(8))).isTrue();
+        Peer second = runtime.accept(WAIT);
+        second.awaitRegistration(WAIT);
+        assertThat(handler.drain(Duration.ofMillis(100))).isEmpty();
+    }
+
+    @Test
+    void closeEndsThePluginPromptlyConnectedOrNot() throws Exception {
+        Peer peer = connect(Duration.ofMillis(500), 2);
+        peer.awaitRegistration(WAIT);
+        peer.configure("containerd", "v2.1.9", 2000);
+        handler.await(Connected.class, WAIT);
+
+        long start = System.nanoTime();
+        plugin.close();
+        assertThat(System.nanoTime() - start).isLessThan(Duration.ofSeconds(1).toNanos());
+        assertThat(peer.closedByPlugin(WAIT)).isTrue();
+        assertThat(plugin.connected()).isFalse();
+
+        NriPlugin retrying = new NriPlugin(dir.resolve("never.sock"), handler);
+        retrying.start();
+        Thread.sleep(300);
+        start = System.nanoTime();
+        retrying.close();
+        assertThat(System.nanoTime() - start).isLessThan(Duration.ofSeconds(1).toNanos());
+    }
+
+    @Test
+    void callsInFlightWhenTheConnectionBreaksDoNotStopThePlugin() throws Exception {
+        CountDownLatch entered = new CountDownLatch(1);
+        handler.onStart((pod, container, call) -> {
+            entered.countDown();
+            Thread.sleep(200);
+        });
+        Peer first = connect(Duration.ofMillis(500), 2);
+        first.awaitRegistration(WAIT);
+        first.configure("containerd", "v2.1.9", 2000);
+        handler.await(Connected.class, WAIT);
+        CompletableFuture<Reply> inFlight = first.startContainerAsync(POD, NriInputs.gpuContainer("c1", POD, 1).build());
+        entered.await();
+        first.close();
+        assertThat(inFlight).failsWithin(WAIT);
+
+        Peer second = runtime.accept(WAIT);
+        second.awaitRegistration(WAIT);
+        second.configure("containerd", "v2.1.9", 2000);
+        assertThat(second.startContainer(POD, NriInputs.gpuContainer("c2", POD, 2).build(), WAIT).ok()).isTrue();
+    }
+}
