@@ -50,10 +50,6 @@ public final class DockerEngine implements ContainerRuntime {
             "{\"type\":[\"container\"],\"event\":[\"create\",\"start\",\"die\",\"destroy\"]}");
     private static final String RUNNING = query("{\"status\":[\"running\"]}");
     static final Duration PING_TIMEOUT = Duration.ofSeconds(2);
-    /** The first API whose {@code /info} says which containerd Docker uses (Docker 27). */
-    private static final String INFO_NAMES_CONTAINERD = "1.46";
-    /** The first API of a Docker that stamps {@code StartedAt} before it makes the process (Docker 26). */
-    private static final String STAMPS_BEFORE_PROCESS = "1.45";
 
     /**
      * @param dockerHost         Docker's endpoint
@@ -130,40 +126,16 @@ public final class DockerEngine implements ContainerRuntime {
 
     /** Agrees on the API version with the daemon and learns its layout; returns the version. */
     public String negotiate() throws ContainerRuntimeException {
-        Map<String, String> answer = api.read("/version", MAX_RESPONSE, p -> topLevelStrings(p, Set.of("ApiVersion")));
-        String daemon = answer.getOrDefault("ApiVersion", "");
-        if (!DockerApiVersions.isVersion(daemon)) {
-            throw new ContainerRuntimeException("the daemon did not say its API version");
-        }
-        if (DockerApiVersions.compare(daemon, DockerApiVersions.OLDEST_SUPPORTED) < 0) {
-            throw new ContainerRuntimeException("Docker API " + daemon + " is older than " + DockerApiVersions.OLDEST_SUPPORTED
-                    + " (Docker 1.12)");
-        }
-        version = forcedVersion.orElse(DockerApiVersions.agreed(daemon));
-        stampsBeforeProcess = DockerApiVersions.compare(daemon, STAMPS_BEFORE_PROCESS) >= 0;
-        // Which containerd Docker uses is in /info only from API 1.46 on: asked in that version where the daemon speaks it.
-        String infoVersion = DockerApiVersions.compare(daemon, INFO_NAMES_CONTAINERD) >= 0 ? INFO_NAMES_CONTAINERD : version;
-        DaemonInfo info;
-        try {
-            info = api.read("/v" + infoVersion + "/info", MAX_RESPONSE, DaemonInfo::read);
-        } catch (ContainerRuntimeException e) {
-            // Only the look at created containers without inspect needs it: inspect serves.
-            info = DaemonInfo.UNKNOWN;
-        }
+        DaemonHandshake handshake = DaemonHandshake.with(api, forcedVersion, MAX_RESPONSE);
+        version = handshake.version();
+        stampsBeforeProcess = handshake.stampsBeforeProcess();
+        DaemonInfo info = handshake.info();
         this.daemon = info;
         runtimes = new ContainerInspectParser.Runtimes(info.defaultRuntime(), gpuRuntimes);
         if (info != DaemonInfo.UNKNOWN) {
             containerd.refresh(info);
         }
         return version;
-    }
-
-    /** The string members {@code wanted} of a JSON object; everything else skipped. */
-    static Map<String, String> topLevelStrings(JsonParser p, Set<String> wanted) throws IOException {
-        Map<String, String> found = new java.util.HashMap<>();
-        JsonReading.requireObject(p, p.nextToken());
-        JsonReading.strings(p, JsonToken.START_OBJECT, wanted::contains, found);
-        return found;
     }
 
     /** The version agreed, negotiating first if none is yet. */

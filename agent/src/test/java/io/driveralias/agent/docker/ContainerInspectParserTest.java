@@ -300,7 +300,7 @@ class ContainerInspectParserTest {
             String withoutFraction = full.contains(".") ? full.substring(0, full.indexOf('.')) : full;
             int digits = random.nextInt(10);
             String text = withoutFraction + (digits == 0 ? "" : "." + String.format("%09d", instant.getNano()).substring(0, digits)) + "Z";
-            assertThat(ContainerInspectParser.time(text)).as(text).contains(Instant.parse(text));
+            assertThat(DockerTime.parse(text)).as(text).contains(Instant.parse(text));
         }
         for (String odd : List.of("2024-02-30T00:00:00Z", "2024-13-01T00:00:00Z", "2024-05-02T24:00:00Z", "2024-05-02T09:14:07.Z",
                 "2024-05-02T09:14:07.1234567890Z", "2024-05-02 09:14:07Z", "2024-05-02T09:14:07+02:00", "2016-12-31T23:59:60Z",
@@ -311,7 +311,7 @@ class ContainerInspectParserTest {
             } catch (java.time.format.DateTimeParseException e) {
                 expected = Optional.empty();
             }
-            assertThat(ContainerInspectParser.time(odd)).as(odd).isEqualTo(expected);
+            assertThat(DockerTime.parse(odd)).as(odd).isEqualTo(expected);
         }
     }
 
