@@ -33,9 +33,6 @@ import java.util.function.Predicate;
  */
 public final class ContainerRepairer {
 
-    /** How long a failed repair waits to tell an exiting process from a living one. */
-    private static final java.time.Duration EXIT_SETTLE = java.time.Duration.ofMillis(250);
-
     /**
      * What the agent is configured to look for, the same for every container.
      *
@@ -53,6 +50,7 @@ public final class ContainerRepairer {
     private final CreateWork createWork;
     private final Clock clock;
     private final RuntimeFileSets runtimeFiles;
+    private final SameStart sameStart;
 
     /** {@code seeder} null: no repair before start (one-shot commands). */
     public ContainerRepairer(ContainerRuntime runtime, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
@@ -71,6 +69,7 @@ public final class ContainerRepairer {
         this.createWork = new CreateWork(runtime, scope, seeder, clock);
         this.clock = clock;
         this.runtimeFiles = runtimeFiles;
+        this.sameStart = new SameStart(runtime, roots);
     }
 
     public Optional<Examination> examine(String id, Instant receivedAt, RootRepairer.Mode mode,
@@ -136,7 +135,7 @@ public final class ContainerRepairer {
                         receivedAt, notGpu.get()));
             }
             Examination result = repairRunning(info, ref, receivedAt, mode);
-            if (result.outcome() == ContainerOutcome.FAILED && !stillSameStart(info)) {
+            if (result.outcome() == ContainerOutcome.FAILED && !sameStart.stillSameStart(info)) {
                 return Optional.of(gone(ref, info.startedAt(), processNotBefore(info), receivedAt, "exited during the repair",
                         true));
             }
@@ -213,7 +212,7 @@ public final class ContainerRepairer {
         RepairReport report;
         Optional<Instant> processStart = Optional.empty();
         boolean stillInInit = false;
-        try (OpenedContainer container = roots.open(info, () -> requireSameStart(info))) {
+        try (OpenedContainer container = roots.open(info, () -> sameStart.requireSameStart(info))) {
             processStart = container.processStartedAt();
             LocateRequest request = LocateRequest.container(settings.libraryDirectories(), container.injectedFiles(),
                     container.hostSources());
@@ -304,54 +303,6 @@ public final class ContainerRepairer {
      */
     static Optional<Instant> processNotBefore(ContainerInfo info) {
         return info.startedAt().filter(s -> info.startBeforeProcess());
-    }
-
-    /** The container still runs the process that was examined: same pid, same start. */
-    private void requireSameStart(ContainerInfo examined) throws ErrnoException {
-        try {
-            ContainerInfo now = runtime.describe(examined.id());
-            if (now.running() && now.pid() == examined.pid() && now.startedAt().equals(examined.startedAt())) {
-                return;
-            }
-        } catch (ContainerRuntimeException.NoSuchContainer e) {
-            // Removed: gone.
-        } catch (ContainerRuntimeException e) {
-            throw new ErrnoException(runtime.name(), examined.id() + ": " + e.getMessage(), Errno.EIO);
-        }
-        throw new ErrnoException("container", examined.id() + " (exited)", Errno.ESRCH);
-    }
-
-    /**
-     * False when the examined start has ended: its process is a zombie, or Docker says the
-     * start is over. A process in the middle of exiting already fails the repair (its mount
-     * table reads EINVAL) but is neither a zombie nor exited in Docker's eyes yet: it gets a
-     * moment. A process this /proc does not show (no host PID namespace) is Docker's to judge.
-     * A Docker error keeps the failure.
-     */
-    private boolean stillSameStart(ContainerInfo examined) {
-        long deadline = System.nanoTime() + EXIT_SETTLE.toNanos();
-        while (true) {
-            ContainerRoots.ProcessState state = roots.processState(examined.pid());
-            if (state == ContainerRoots.ProcessState.ENDED) {
-                return false;
-            }
-            if (state == ContainerRoots.ProcessState.NOT_VISIBLE || System.nanoTime() > deadline) {
-                try {
-                    requireSameStart(examined);
-                } catch (ErrnoException e) {
-                    return !e.is(Errno.ESRCH);
-                }
-                if (System.nanoTime() > deadline) {
-                    return true;
-                }
-            }
-            try {
-                Thread.sleep(10);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return true;
-            }
-        }
     }
 
     private Examination finish(ContainerRef ref, ContainerOutcome outcome, Optional<RepairReport> report,
