@@ -30,16 +30,18 @@ import org.junit.jupiter.params.provider.MethodSource;
  * {@code docker run} and create-then-start (300 ms apart) with the driver's files declared as binds,
  * {@code docker run} with the files added by the container's runtime (a test runtime that plays the
  * NVIDIA runtime), and {@code docker run} after dockerd restarted under the agent. Each container's
- * first instructions look for the driver ({@link RealContainers#FIRST_INSTRUCTIONS}); the agent's own
- * word on each ("before start" or not) must agree with what the container saw. The agent runs with
+ * first instructions look for the driver ({@link RealContainers#FIRST_INSTRUCTIONS}): at least 99 % of
+ * each row's containers must find it, and the agent must never say "before start" of one that did
+ * not (a container it does not claim though it found its aliases is counted "unproven", see
+ * {@link Tally}). The agent runs with
  * the JVM options it ships and finds Docker's containerd itself ({@code auto}). Prints the table.
  */
 @Timeout(900)
 class DockerReleasesIT {
 
-    static final int RUNS = Integer.getInteger("it.dockerReleases.runs", 20);
-    static final int CREATES = Integer.getInteger("it.dockerReleases.creates", 10);
-    static final int RUNTIME_RUNS = Integer.getInteger("it.dockerReleases.runtimeRuns", 5);
+    static final int RUNS = Integer.getInteger("it.dockerReleases.runs", 12);
+    static final int CREATES = Integer.getInteger("it.dockerReleases.creates", 6);
+    static final int RUNTIME_RUNS = Integer.getInteger("it.dockerReleases.runtimeRuns", 4);
     static final int AFTER_RESTART = Integer.getInteger("it.dockerReleases.afterRestart", 3);
     /** {@code off} measures the agent without Docker's containerd (its assertions then fail where that matters). */
     static final String CONTAINERD = System.getProperty("it.dockerReleases.containerd", "auto");
@@ -52,15 +54,25 @@ class DockerReleasesIT {
         }
     }
 
-    /** What one case of one row came to: containers, those whose aliases were there at the first instruction, and the agent's mistakes. */
-    record Tally(int containers, int atFirstInstruction, int saidWrongly) {
+    /**
+     * What one case of one row came to: containers, those whose aliases were there when their first
+     * instructions looked, the agent's false claims ("before start" of a container that did not see
+     * them) and its unproven ones (no "before start" for a container that saw them: its aliases were
+     * written after runc made its process and verified only once its program had begun, which proves
+     * nothing of its first instruction, though the probe a few ms into the program found them).
+     */
+    record Tally(int containers, int atFirstInstruction, int falseClaims, int unproven) {
+        static final Tally NONE = new Tally(0, 0, 0, 0);
+
         Tally plus(boolean atFirst, boolean saidBeforeStart) {
-            return new Tally(containers + 1, atFirstInstruction + (atFirst ? 1 : 0), saidWrongly + (atFirst != saidBeforeStart ? 1 : 0));
+            return new Tally(containers + 1, atFirstInstruction + (atFirst ? 1 : 0), falseClaims + (saidBeforeStart && !atFirst ? 1 : 0),
+                    unproven + (atFirst && !saidBeforeStart ? 1 : 0));
         }
 
         @Override
         public String toString() {
-            return atFirstInstruction + "/" + containers + (saidWrongly > 0 ? " (" + saidWrongly + " said wrongly)" : "");
+            return atFirstInstruction + "/" + containers + (falseClaims > 0 ? " (" + falseClaims + " claimed falsely)" : "")
+                    + (unproven > 0 ? " (" + unproven + " unproven)" : "");
         }
     }
 
@@ -134,10 +146,10 @@ class DockerReleasesIT {
         }
         int total = tallies.values().stream().mapToInt(Tally::containers).sum();
         int atFirst = tallies.values().stream().mapToInt(Tally::atFirstInstruction).sum();
-        int wrong = tallies.values().stream().mapToInt(Tally::saidWrongly).sum();
+        int falseClaims = tallies.values().stream().mapToInt(Tally::falseClaims).sum();
         assertThat(atFirst).as("aliases at the first instruction on Docker %s: %s", row, tallies)
                 .isGreaterThanOrEqualTo((int) Math.ceil(0.99 * total));
-        assertThat(wrong).as("the agent's 'before start' against what the containers saw: %s", tallies).isZero();
+        assertThat(falseClaims).as("'before start' said of a container that did not see its aliases: %s", tallies).isZero();
     }
 
     /**
@@ -145,7 +157,7 @@ class DockerReleasesIT {
      * instructions, and whether the agent said "before start" exactly for those.
      */
     private static Tally judge(RealContainers containers, AgentProcess agent, List<String> ids) {
-        Tally tally = new Tally(0, 0, 0);
+        Tally tally = Tally.NONE;
         for (String id : ids) {
             String seen = containers.firstInstructions(id);
             boolean atFirst = seen.contains("cache=yes") && seen.contains("cuInit 100")
@@ -154,9 +166,10 @@ class DockerReleasesIT {
             agent.awaitLog("repaired container " + shortId, Duration.ofSeconds(30));
             boolean said = agent.logLines("repaired container " + shortId + " (").stream()
                     .anyMatch(l -> l.contains(") before start: "));
-            if (atFirst != said) {
+            if (!atFirst || atFirst != said) {
+                List<String> lines = agent.logLines(shortId);
                 System.out.printf("[docker-releases] %s: the container saw %s; the agent said %s%n", shortId,
-                        seen.replace('\n', ' '), agent.logLines(shortId));
+                        seen.replace('\n', ' '), lines.subList(0, Math.min(lines.size(), 8)));
             }
             tally = tally.plus(atFirst, said);
         }
@@ -196,9 +209,9 @@ class DockerReleasesIT {
         out.append(String.format("| %-34s | %-14s | %-14s | %-15s | %-15s | %-7s |%n", "Docker, storage", "docker run",
                 "create, start", "runtime's files", "after a restart", "seconds"));
         RESULTS.forEach((row, tallies) -> out.append(String.format("| %-34s | %-14s | %-14s | %-15s | %-15s | %7d |%n", row,
-                tallies.getOrDefault("docker run", new Tally(0, 0, 0)), tallies.getOrDefault("create, start", new Tally(0, 0, 0)),
-                tallies.getOrDefault("runtime's files", new Tally(0, 0, 0)),
-                tallies.getOrDefault("after a restart", new Tally(0, 0, 0)), SECONDS.get(row))));
+                tallies.getOrDefault("docker run", Tally.NONE), tallies.getOrDefault("create, start", Tally.NONE),
+                tallies.getOrDefault("runtime's files", Tally.NONE),
+                tallies.getOrDefault("after a restart", Tally.NONE), SECONDS.get(row))));
         if (!RESULTS.isEmpty()) {
             out.append("| 20.10, containerd image store      | (none: Docker has it from 24 on)").append('\n');
         }
