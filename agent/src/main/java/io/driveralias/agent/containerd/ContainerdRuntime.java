@@ -4,15 +4,10 @@ import com.google.protobuf.Any;
 import com.google.protobuf.ByteString;
 import com.google.protobuf.Empty;
 import io.driveralias.agent.containerd.api.Container;
-import io.driveralias.agent.containerd.api.GetContainerRequest;
 import io.driveralias.agent.containerd.api.GetContainerResponse;
-import io.driveralias.agent.containerd.api.GetTaskRequest;
 import io.driveralias.agent.containerd.api.ListContainersRequest;
 import io.driveralias.agent.containerd.api.ListTasksRequest;
-import io.driveralias.agent.containerd.api.Mount;
-import io.driveralias.agent.containerd.api.MountsRequest;
 import io.driveralias.agent.containerd.api.Process;
-import io.driveralias.agent.containerd.api.TaskStatus;
 import io.driveralias.agent.containerd.api.VersionResponse;
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.LruMap;
@@ -31,8 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -75,24 +68,21 @@ public final class ContainerdRuntime implements ContainerRuntime {
     private final ContainerdClient client;
     private final ProcessStartTime startTimes;
     private final ContainerInfoMapper.Settings mapping;
-    /** Each pod's runtime handler, by sandbox id (a pod's handler never changes). */
-    private final Map<String, Optional<String>> handlers = new LruMap<>(1024);
     /**
      * Each container's description without its process, from its last description: what its
      * start reuses ({@link #describeStarting}). A few KiB each, bounded; dropped when the
      * container is removed.
      */
     private final Map<String, ContainerInfo> described = Collections.synchronizedMap(new LruMap<>(1024));
-    /** Records in flight: each holds up to {@link ContainerdClient#MAX_MESSAGE} of gRPC's buffers until it is read. */
-    private final Semaphore records = new Semaphore(2, true);
-    /** One more, for a starting container only: it never waits behind others' records. */
-    private final Semaphore starts = new Semaphore(1, true);
+    /** The record, task and snapshot reads, each bounded. */
+    private final ContainerdReads reads;
 
     public ContainerdRuntime(Settings settings, ProcessStartTime startTimes) {
         this.settings = settings;
         this.client = new ContainerdClient(socketPath(settings.address()), settings.namespace());
         this.startTimes = startTimes;
         this.mapping = new ContainerInfoMapper.Settings(settings.namespace(), settings.stateDir(), settings.gpuRuntimes());
+        this.reads = new ContainerdReads(client, CALL_DEADLINE);
     }
 
     /** The socket's path in {@code unix:///path}. */
@@ -148,12 +138,12 @@ public final class ContainerdRuntime implements ContainerRuntime {
             throw new ContainerRuntimeException("not a containerd container id: " + Printable.of(id));
         }
         long begun = System.nanoTime();
-        ContainerRecord container = record(id).orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(id));
+        ContainerRecord container = reads.record(id, false).orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(id));
         long recorded = System.nanoTime();
-        Optional<Process> task = task(id);
+        Optional<Process> task = reads.task(id);
         Optional<Instant> started = task.filter(ContainerInfoMapper::processExists).flatMap(t -> startTimes.of(t.getPid()));
-        ContainerInfo info = ContainerInfoMapper.map(container, task, started, snapshot(container), criHandler(container, records),
-                mapping);
+        ContainerInfo info = ContainerInfoMapper.map(container, task, started, reads.snapshot(container),
+                reads.criHandler(container, false), mapping);
         long took = System.nanoTime() - begun;
         if (took > SLOW_DESCRIPTION && LOG.isDebugEnabled()) {
             LOG.debug("container {}: described in {} ms (its record {} ms)", id, took / 1_000_000, (recorded - begun) / 1_000_000);
@@ -167,9 +157,9 @@ public final class ContainerdRuntime implements ContainerRuntime {
         if (!EventDecoder.isContainerId(id)) {
             throw new ContainerRuntimeException("not a containerd container id: " + Printable.of(id));
         }
-        ContainerRecord container = record(id).orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(id));
-        ContainerInfo info = ContainerInfoMapper.map(container, Optional.empty(), Optional.empty(), snapshot(container),
-                criHandler(container, records), mapping);
+        ContainerRecord container = reads.record(id, false).orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(id));
+        ContainerInfo info = ContainerInfoMapper.map(container, Optional.empty(), Optional.empty(), reads.snapshot(container),
+                reads.criHandler(container, false), mapping);
         described.put(id, info);
         return info;
     }
@@ -189,38 +179,14 @@ public final class ContainerdRuntime implements ContainerRuntime {
         if (known == null) {
             // Its create was not described yet (a storm of others ahead of it): its record now, ahead
             // of them, and its process as the event named it; the caller checks the process is its.
-            ContainerRecord container = record(id, starts).orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(id));
-            known = ContainerInfoMapper.map(container, Optional.empty(), Optional.empty(), snapshot(container),
-                    criHandler(container, starts), mapping);
+            ContainerRecord container = reads.record(id, true).orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(id));
+            known = ContainerInfoMapper.map(container, Optional.empty(), Optional.empty(), reads.snapshot(container),
+                    reads.criHandler(container, true), mapping);
             described.put(id, known);
         }
         ContainerInfo base = known;
         return startTimes.of(pid).map(started -> base.toBuilder().running(true).pid(pid).startedAt(Optional.of(started))
                 .build());
-    }
-
-    /** The container's record, read as it streams; at most two at once, as each holds up to 8 MiB of gRPC's buffers. */
-    private Optional<ContainerRecord> record(String id) throws ContainerRuntimeException {
-        return record(id, records);
-    }
-
-    private Optional<ContainerRecord> record(String id, Semaphore records) throws ContainerRuntimeException {
-        try {
-            if (!records.tryAcquire(CALL_DEADLINE.toMillis(), TimeUnit.MILLISECONDS)) {
-                throw new ContainerRuntimeException.Unreachable("containerd: no description within " + CALL_DEADLINE, null);
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new ContainerRuntimeException.Unreachable("interrupted", e);
-        }
-        try {
-            return Optional.of(client.callInNamespace(ContainerdRpc.GET_CONTAINER, GetContainerRequest.newBuilder().setId(id)
-                    .build(), CALL_DEADLINE));
-        } catch (ContainerdClient.NotFound e) {
-            return Optional.empty();
-        } finally {
-            records.release();
-        }
     }
 
     /**
@@ -251,38 +217,11 @@ public final class ContainerdRuntime implements ContainerRuntime {
             LOG.debug("containerd warm-up: {}", Printable.of(String.valueOf(e.getMessage())));
         }
         try {
-            task(absent);
-            snapshot(sample.getSnapshotter(), sample.getSnapshotKey());
+            reads.task(absent);
+            reads.snapshot(sample.getSnapshotter(), sample.getSnapshotKey());
         } catch (ContainerRuntimeException | RuntimeException e) {
             LOG.debug("containerd warm-up: {}", Printable.of(String.valueOf(e.getMessage())));
         }
-    }
-
-    /**
-     * The pod's runtime handler from its sandbox's CRI record (its own, for a sandbox), kept per
-     * sandbox: one more lookup per pod, not per container. Only for containers the CRI made, and
-     * only from the sandbox the CRI's own annotation names.
-     */
-    private Optional<String> criHandler(ContainerRecord container, Semaphore permits) throws ContainerRuntimeException {
-        if (container.cri() == ContainerRecord.CriKind.SANDBOX) {
-            return container.sandboxHandler();
-        }
-        String sandboxId = container.spec().annotations().get(ContainerInfoMapper.CRI_SANDBOX_ID);
-        if (container.cri() == ContainerRecord.CriKind.NONE || sandboxId == null || !EventDecoder.isContainerId(sandboxId)) {
-            return Optional.empty();
-        }
-        synchronized (handlers) {
-            Optional<String> known = handlers.get(sandboxId);
-            if (known != null) {
-                return known;
-            }
-        }
-        Optional<String> handler = record(sandboxId, permits).filter(r -> r.cri() == ContainerRecord.CriKind.SANDBOX)
-                .flatMap(ContainerRecord::sandboxHandler);
-        synchronized (handlers) {
-            handlers.put(sandboxId, handler);
-        }
-        return handler;
     }
 
     /**
@@ -336,42 +275,6 @@ public final class ContainerdRuntime implements ContainerRuntime {
                 events.close();
             }
         };
-    }
-
-    /**
-     * The container's task, if it has one. containerd asks the task's shim, which answers only
-     * once a start in progress is done, and after 2 s reports the state as unknown (a runtime
-     * hanging in {@code runc start}): that is an error here, not "no process".
-     */
-    private Optional<Process> task(String id) throws ContainerRuntimeException {
-        Process task;
-        try {
-            task = client.callInNamespace(ContainerdRpc.GET_TASK, GetTaskRequest.newBuilder().setContainerId(id).build(),
-                    CALL_DEADLINE).getProcess();
-        } catch (ContainerdClient.NotFound e) {
-            return Optional.empty();
-        }
-        if (task.getStatus() == TaskStatus.UNKNOWN) {
-            throw new ContainerRuntimeException("the task of " + id + " is in an unknown state (its shim did not answer)");
-        }
-        return Optional.of(task);
-    }
-
-    /** The spec, or an empty one (no GPU request: nothing is written) where it is not what it should be. */
-    private List<Mount> snapshot(ContainerRecord container) throws ContainerRuntimeException {
-        return snapshot(container.snapshotter(), container.snapshotKey());
-    }
-
-    private List<Mount> snapshot(String snapshotter, String key) throws ContainerRuntimeException {
-        if (snapshotter.isEmpty() || key.isEmpty()) {
-            return List.of();
-        }
-        try {
-            return client.callInNamespace(ContainerdRpc.SNAPSHOT_MOUNTS, MountsRequest.newBuilder()
-                    .setSnapshotter(snapshotter).setKey(key).build(), CALL_DEADLINE).getMountsList();
-        } catch (ContainerdClient.NotFound e) {
-            return List.of();
-        }
     }
 
     @Override

@@ -23,7 +23,6 @@ final class AgentSubject implements Subject {
     private static final Pattern REPAIRED = Pattern.compile(
             "repaired container ([0-9a-f]{12}) .*?(?: in |\\(repair |started \\()(\\d+) ms");
 
-    private final DockerHarness docker;
     private final List<String> jvmOptions;
     private final String name;
     private final List<String> options;
@@ -36,7 +35,12 @@ final class AgentSubject implements Subject {
 
     /** {@code options}: more of the agent's own, e.g. {@code --before-start=false}. */
     AgentSubject(DockerHarness docker, List<String> jvmOptions, String name, List<String> options) {
-        this.docker = docker;
+        this(jvmOptions, name, java.util.stream.Stream.concat(java.util.stream.Stream.of("--docker-host", docker.host()),
+                options.stream()).toList());
+    }
+
+    /** {@code options}: the agent's own, the runtimes it watches and where they are included. */
+    AgentSubject(List<String> jvmOptions, String name, List<String> options) {
         this.jvmOptions = jvmOptions;
         this.name = name;
         this.options = options;
@@ -60,8 +64,7 @@ final class AgentSubject implements Subject {
             throw new java.io.UncheckedIOException(e);
         }
         cmd.add(HeapAllocation.logOption(gcLog));
-        cmd.addAll(List.of("-jar", AgentProcess.jar().toString(), "run", "--docker-host", docker.host(),
-                "--listen", "127.0.0.1:" + port));
+        cmd.addAll(List.of("-jar", AgentProcess.jar().toString(), "run", "--listen", "127.0.0.1:" + port));
         cmd.addAll(io.driveralias.agent.testing.TestImages.hostLibraryArguments());
         cmd.addAll(options);
         long launched = System.nanoTime();
@@ -121,6 +124,36 @@ final class AgentSubject implements Subject {
 
     String log() {
         return process.log();
+    }
+
+    /** One series of its {@code /metrics} (name and labels as scraped); 0 when absent. */
+    double metric(String series) {
+        return process.metric(series);
+    }
+
+    /** Waits until {@code series} reads {@code value} (e.g. the NRI plugin registered). */
+    void awaitMetric(String series, double value, Duration timeout) {
+        process.await(series + " = " + value, timeout, () -> process.metric(series) == value);
+    }
+
+    long pid() {
+        return process.pid();
+    }
+
+    /**
+     * Where its resident memory is (proc(5): anonymous, file-backed, shared) and its thread count;
+     * with {@code -XX:NativeMemoryTracking} in its options, the JVM's own summary follows.
+     */
+    String memory() {
+        StringBuilder b = new StringBuilder(String.format("anonymous %.1f MiB, file-backed %.1f MiB, shared %.1f MiB; %d threads",
+                ProcStat.statusKiB(process.pid(), "RssAnon") / 1024.0, ProcStat.statusKiB(process.pid(), "RssFile") / 1024.0,
+                ProcStat.statusKiB(process.pid(), "RssShmem") / 1024.0, (long) ProcStat.statusKiB(process.pid(), "Threads")));
+        if (jvmOptions.stream().anyMatch(o -> o.startsWith("-XX:NativeMemoryTracking="))) {
+            Path jcmd = Path.of(AgentProcess.java()).resolveSibling("jcmd");
+            b.append('\n').append(io.driveralias.agent.testing.Processes.run(List.of(jcmd.toString(), String.valueOf(process.pid()),
+                    "VM.native_memory", "summary", "scale=KB"), 30).output());
+        }
+        return b.toString();
     }
 
     @Override

@@ -2,6 +2,8 @@ package io.driveralias.agent.bench;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.driveralias.agent.testing.ContainerdVersion;
+import io.driveralias.agent.testing.ShippedJvm;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -33,5 +35,23 @@ class BenchmarkSmokeIT {
         }
         assertThat(results).allSatisfy(r -> assertThat(r.startTotal()).isEqualTo(6));
         assertThat(results).allSatisfy(r -> assertThat(r.burstTotal()).isEqualTo(3));
+    }
+
+    /**
+     * The NRI phase's measure in small (containerd 2.1, one round, two pods of each kind, no busy
+     * loops): every start seen by the plugins around the measured one, and the agent's GPU pods
+     * at their first instruction.
+     */
+    @Test
+    @Timeout(120)
+    void theNriPhaseMeasuresEveryStart() throws Exception {
+        NriStartTimes.Result r = NriStartTimes.run(new NriStartTimes.Settings(ContainerdVersion.V2_1, 1, 2, 1, -1),
+                ShippedJvm.commandLineOptions());
+        System.out.println(NriReport.startTimes(r));
+
+        assertThat(r.samples()).hasSize(8);
+        assertThat(r.samples()).allSatisfy(s -> assertThat(s.heldMs()).isNotNaN().isPositive());
+        assertThat(r.samples()).filteredOn(s -> s.gpu() && s.subject().equals(NriStartTimes.AGENT))
+                .hasSize(2).allSatisfy(s -> assertThat(s.present()).as("aliases at the first instruction").isTrue());
     }
 }

@@ -16,6 +16,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -53,17 +56,91 @@ final class ContainerdWorkload {
     }
 
     private List<String> command() {
-        List<String> command = new ArrayList<>(List.of("/probe", String.valueOf(probeTimeoutSeconds)));
+        return command(probeTimeoutSeconds);
+    }
+
+    /** The probe, waiting at most {@code seconds} for the aliases (0: it looks once, at its first instruction, and polls not at all). */
+    private static List<String> command(int seconds) {
+        List<String> command = new ArrayList<>(List.of("/probe", String.valueOf(seconds)));
         command.addAll(ALIASES);
         return command;
     }
 
     private CriClient.Spec spec() {
-        CriClient.Spec spec = CriClient.Spec.of(command().toArray(String[]::new));
+        return spec(probeTimeoutSeconds);
+    }
+
+    private static CriClient.Spec spec(int probeSeconds) {
+        CriClient.Spec spec = CriClient.Spec.of(command(probeSeconds).toArray(String[]::new));
         for (String file : TestImages.DRIVER.keySet()) {
             spec = spec.bind(TestImages.driverDir().resolve(file).toString(), DEBIAN_LIB + "/" + file, true);
         }
         return spec;
+    }
+
+    /**
+     * A GPU pod's container as the device plugin and the kubelet make it (the driver files bound,
+     * {@code NVIDIA_VISIBLE_DEVICES} set), or an ordinary one: the same image and probe, which looks
+     * for the probe itself (there at once) and asks for nothing.
+     */
+    private static CriClient.Spec spec(boolean gpu, int probeSeconds) {
+        return gpu ? spec(probeSeconds).env("NVIDIA_VISIBLE_DEVICES", "all")
+                : CriClient.Spec.of("/probe", "0", "/probe");
+    }
+
+    /**
+     * A container started through the CRI, and ({@link System#nanoTime()}) when its CreateContainer
+     * call went out, and when its StartContainer call went out and returned.
+     */
+    record TimedStart(Started started, boolean gpu, long createdNanos, long calledNanos, long returnedNanos) {
+        /** The StartContainer call's duration. */
+        double millis() {
+            return (returnedNanos - calledNanos) / 1e6;
+        }
+
+        /** The CreateContainer call's duration (StartContainer goes out as soon as it returns). */
+        double createMillis() {
+            return (calledNanos - createdNanos) / 1e6;
+        }
+    }
+
+    /**
+     * A pod of one container, GPU or not, as the kubelet starts it (StartContainer as soon as
+     * CreateContainer returns), its StartContainer timed from the kubelet's side.
+     */
+    TimedStart timedPod(boolean gpu, int probeSeconds) {
+        CriClient cri = containerd.cri();
+        CriClient.Sandbox pod = cri.runPodSandbox(CriClient.Pod.named((gpu ? "bench-gpu-" : "bench-plain-")
+                + UUID.randomUUID().toString().substring(0, 8)), "");
+        long created = System.nanoTime();
+        String id = cri.createContainer(pod, "probe", image, spec(gpu, probeSeconds));
+        long called = System.nanoTime();
+        cri.startContainer(id);
+        long returned = System.nanoTime();
+        return new TimedStart(new Started(id, pod, null), gpu, created, called, returned);
+    }
+
+    /**
+     * Bursts of {@code size} GPU pods at once (each its own RunPodSandbox, CreateContainer and
+     * StartContainer, as a kubelet given many pods at once starts them in parallel), {@code count} in all.
+     */
+    List<TimedStart> criBursts(int count, int size) throws Exception {
+        List<TimedStart> started = new ArrayList<>();
+        ExecutorService kubelet = Executors.newFixedThreadPool(size);
+        try {
+            for (int done = 0; done < count; done += size) {
+                List<Future<TimedStart>> burst = new ArrayList<>();
+                for (int i = 0; i < Math.min(size, count - done); i++) {
+                    burst.add(kubelet.submit(() -> timedPod(true, probeTimeoutSeconds)));
+                }
+                for (Future<TimedStart> f : burst) {
+                    started.add(f.get());
+                }
+            }
+        } finally {
+            kubelet.shutdown();
+        }
+        return started;
     }
 
     /** Pods of one container each, one after another: created, then started after {@code gap} (zero: at once, as the kubelet does). */
@@ -148,11 +225,29 @@ final class ContainerdWorkload {
         }
     }
 
-    /** Removes the pods and ctr's containers. */
+    /**
+     * Removes the pods and ctr's containers. A pod's removal is tried again once, as the kubelet
+     * would: containerd 1.7 and 2.1 sometimes fail to stop a container whose shim connection just
+     * closed, and succeed on the next try; a pod left after that is the harness's at its end.
+     */
     void remove(List<Started> started) {
         for (Started s : started) {
             if (s.pod() != null) {
-                containerd.cri().removePod(s.pod());
+                try {
+                    containerd.cri().removePod(s.pod());
+                } catch (RuntimeException e) {
+                    try {
+                        Thread.sleep(500);
+                    } catch (InterruptedException interrupted) {
+                        Thread.currentThread().interrupt();
+                        return;
+                    }
+                    try {
+                        containerd.cri().removePod(s.pod());
+                    } catch (RuntimeException again) {
+                        System.out.println("[bench] pod " + s.pod().id() + " not removed: " + again);
+                    }
+                }
             } else {
                 containerd.remove(ContainerdHarness.K8S, s.id());
             }

@@ -55,8 +55,14 @@ class CommandsIT {
     void checkReportsRepairFixesAndCheckThenPasses() throws Exception {
         String gpu = containers.start(image, DEBIAN_LIB);
         String plain = containers.run(image, null, List.of("sleep", "600"));
+        // As the kubelet's Docker shim names and labels a pod's sandbox (labels count only there).
+        String uid = java.util.UUID.randomUUID().toString();
         String sandbox = containers.run(image, DEBIAN_LIB, List.of("sleep", "600"),
-                "--label", "io.kubernetes.docker.type=podsandbox");
+                "--name", "k8s_POD_check-pod_default_" + uid + "_0",
+                "--label", "io.kubernetes.docker.type=podsandbox",
+                "--label", "io.kubernetes.pod.name=check-pod",
+                "--label", "io.kubernetes.pod.namespace=default",
+                "--label", "io.kubernetes.pod.uid=" + uid);
 
         Processes.Result check = agent("check", gpu, plain, sandbox, "--docker-host", docker.host(), "--json");
         assertThat(check.exitCode()).as(check.output()).isEqualTo(1);

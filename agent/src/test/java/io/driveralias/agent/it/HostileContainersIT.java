@@ -192,7 +192,11 @@ class HostileContainersIT {
         assertHostUntouchedAndAgentServing();
     }
 
-    /** Pod labels are the pod owner's text: a newline in one must not make a second log line. */
+    /**
+     * Pod labels are whoever created the container's text: a newline in one must not make a
+     * second log line. Docker's labels count only on a container the kubelet named (its name,
+     * which Docker keeps to [a-zA-Z0-9_.-], says the same pod): these are not read at all.
+     */
     @Test
     void aPodLabelWithANewlineCannotForgeALogLine() {
         String forged = "2026-11-30T10:00:00.000Z INFO  [repair-0] i.d.a.live.ExaminationReporter - repaired container"
@@ -200,12 +204,12 @@ class HostileContainersIT {
         String id = containers.start(plainImage, DEBIAN_LIB,
                 "--label", "io.kubernetes.pod.namespace=ml",
                 "--label", "io.kubernetes.pod.name=train\n" + forged,
+                "--label", "io.kubernetes.pod.uid=0b5c3a1e",
                 "--label", "io.kubernetes.container.name=main");
 
         agent.awaitLog("repaired container " + id.substring(0, 12), Duration.ofSeconds(20));
-        // The forged text appears once: inside the agent's real line, escaped.
-        assertThat(agent.logLines("(forged)")).singleElement().asString()
-                .contains("repaired container " + id.substring(0, 12)).contains("train\\n2026-11-30");
-        assertThat(agent.log()).doesNotContain("\n" + forged);
+        assertThat(agent.logLines("repaired container " + id.substring(0, 12))).singleElement().asString()
+                .doesNotContain("train").doesNotContain("(forged)");
+        assertThat(agent.log()).doesNotContain("(forged)");
     }
 }

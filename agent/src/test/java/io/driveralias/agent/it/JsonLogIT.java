@@ -60,16 +60,27 @@ class JsonLogIT {
         cmd.addAll(TestImages.hostLibraryArguments());
         String hostilePod = "train-0\"}\n{\"log.level\":\"ERROR\",\"message\":\"forged\"}";
         String id;
+        String hostile;
         String output;
         try (AgentProcess agent = AgentProcess.start(cmd, port)) {
             agent.awaitLog("first reconcile", Duration.ofSeconds(60));
+            // As the kubelet's Docker shim names and labels a pod's container: attributed.
             id = containers.start(image, DEBIAN_LIB,
+                    "--name", "k8s_trainer_train-0_ml_0b5c3a1e-uid_" + System.nanoTime(),
+                    "--label", "io.kubernetes.pod.namespace=ml",
+                    "--label", "io.kubernetes.pod.name=train-0",
+                    "--label", "io.kubernetes.pod.uid=0b5c3a1e-uid",
+                    "--label", "io.kubernetes.container.name=trainer",
+                    "--label", "io.kubernetes.docker.type=container");
+            // The same labels with a hostile pod name on a container the kubelet did not name.
+            hostile = containers.start(image, DEBIAN_LIB,
                     "--label", "io.kubernetes.pod.namespace=ml",
                     "--label", "io.kubernetes.pod.name=" + hostilePod,
                     "--label", "io.kubernetes.pod.uid=0b5c3a1e-uid",
                     "--label", "io.kubernetes.container.name=trainer",
                     "--label", "io.kubernetes.docker.type=container");
             agent.awaitLog("repaired container " + id.substring(0, 12), Duration.ofSeconds(30));
+            agent.awaitLog("repaired container " + hostile.substring(0, 12), Duration.ofSeconds(30));
             assertThat(agent.stop()).isZero();
             output = agent.log();
         }
@@ -86,10 +97,14 @@ class JsonLogIT {
                 .anyMatch(m -> m.startsWith("driver-alias-agent started"))
                 .anyMatch(m -> m.startsWith("stopping"))
                 .noneMatch(m -> m.equals("forged"));
-        JsonNode repaired = lines.stream().filter(l -> l.path("message").asText().startsWith("repaired container"))
-                .findFirst().orElseThrow();
+        JsonNode repaired = lines.stream().filter(l -> l.path("message").asText().startsWith("repaired container")
+                && l.path("container_id").asText().equals(id)).findFirst().orElseThrow();
         assertThat(repaired.path("container_id").asText()).isEqualTo(id);
-        assertThat(repaired.path("pod").asText()).startsWith("ml/train-0").doesNotContain("\n");
+        assertThat(repaired.path("pod").asText()).isEqualTo("ml/train-0");
+        JsonNode unattributed = lines.stream().filter(l -> l.path("message").asText().startsWith("repaired container")
+                && l.path("container_id").asText().equals(hostile)).findFirst().orElseThrow();
+        assertThat(unattributed.path("pod").asText()).isEmpty();
+        assertThat(output).doesNotContain("forged");
         assertThat(lines).noneMatch(l -> l.path("log.level").asText().equals("ERROR"));
     }
 

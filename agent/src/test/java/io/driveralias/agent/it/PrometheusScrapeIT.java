@@ -263,6 +263,7 @@ class PrometheusScrapeIT {
         // The pod's sandbox: out of scope. It gets the driver files too, so that repairing it by
         // mistake would show as one repair too many.
         sandboxId = containers.start(IMAGE, DEBIAN_LIB,
+                "--name", "k8s_POD_" + POD_NAME + "_" + POD_NAMESPACE + "_" + uid + "_0",
                 "--label", "io.kubernetes.docker.type=podsandbox",
                 "--label", "io.kubernetes.pod.namespace=" + POD_NAMESPACE,
                 "--label", "io.kubernetes.pod.name=" + POD_NAME,
@@ -312,7 +313,8 @@ class PrometheusScrapeIT {
                 .isEqualTo(Map.of("libcuda.so.1", 1.0));
         Map<String, Double> failures = byLabel("driver_alias_repair_failures_total", "reason");
         assertThat(failures).as("every reason from the start")
-                .containsOnlyKeys("unsafe_path", "conflict", "read_only", "permission", "container_gone", "docker_error", "io");
+                .containsOnlyKeys(java.util.Arrays.stream(io.driveralias.agent.core.FailureReason.values())
+                        .map(io.driveralias.agent.core.FailureReason::label).toList());
         assertThat(failures.get("read_only")).isGreaterThanOrEqualTo(1);
         failures.forEach((reason, n) -> {
             if (!reason.equals("read_only")) {
@@ -320,7 +322,8 @@ class PrometheusScrapeIT {
             }
         });
         assertThat(byLabel("driver_alias_containers_total", "outcome")).as("every outcome from the start")
-                .containsOnlyKeys("repaired", "healthy", "no_driver", "excluded", "failed", "gone");
+                .containsOnlyKeys(java.util.Arrays.stream(io.driveralias.agent.core.ContainerOutcome.values())
+                        .map(io.driveralias.agent.core.ContainerOutcome::label).toList());
 
         assertThat(value("driver_alias_unrepaired_containers")).isEqualTo(1);
         assertThat(value("count(driver_alias_container_unrepaired)")).isEqualTo(1);

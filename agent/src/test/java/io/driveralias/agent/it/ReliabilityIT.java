@@ -36,6 +36,8 @@ import org.junit.jupiter.api.Timeout;
 class ReliabilityIT {
 
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    /** What a container found at its first instruction, on its output. */
+    private static final String SAW = "[ -e " + DEBIAN_LIB + "/libcuda.so.1 ] && echo had || echo lacked";
     private static final String HEALTHY = "nvidia-smi >/dev/null && ldconfig -p | grep -q 'libcuda.so.1 '";
 
     @Test
@@ -164,8 +166,15 @@ class ReliabilityIT {
         }
     }
 
+    /**
+     * Containers that exit within milliseconds of their start, and crash loops: never "failed",
+     * and what the agent says of each is what the container saw. A GPU container the agent
+     * could not reach before it ran and exited is "missed" (a real miss, said in a WARN line and
+     * counted as container_gone); one the agent calls repaired before start had its aliases at its
+     * first instruction. Each exiting container prints what it found, so both claims are checked.
+     */
     @Test
-    void instantlyExitingAndCrashLoopingContainersAreNeverFailures() throws Exception {
+    void instantlyExitingAndCrashLoopingContainersAreNeverFailuresAndNeverFalseAlarms() throws Exception {
         DockerHarness docker = DockerHarness.get();
         String image = TestImages.image(docker, "debian-layout", DEBIAN_LIB, root -> { });
         try (GpuContainers containers = new GpuContainers(docker);
@@ -173,22 +182,63 @@ class ReliabilityIT {
             agent.awaitLog("first reconcile", Duration.ofSeconds(30));
             List<String> loopers = new ArrayList<>();
             for (int i = 0; i < 2; i++) {
-                loopers.add(containers.run(image, DEBIAN_LIB, List.of("sh", "-c", "sleep 0.2; exit 3"),
+                loopers.add(containers.run(image, DEBIAN_LIB, List.of("sh", "-c", SAW + "; sleep 0.2; exit 3"),
                         "--restart", "always"));
             }
-            List<String> exiting = burst(containers, image, 100, List.of("true"), n -> { });
+            List<String> exiting = burst(containers, image, 100, List.of("sh", "-c", SAW), n -> { });
             AgentProcess.awaitTrue("crash loops restarted 5 times", Duration.ofSeconds(120), () -> loopers.stream()
                     .allMatch(id -> restarts(docker, id) >= 5));
             sleep(Duration.ofSeconds(11));
 
-            assertThat(count(agent, "driver_alias_repair_failures_total", "")).as(agent.log()).isZero();
-            assertThat(count(agent, "driver_alias_containers_total", "outcome=\"failed\"")).isZero();
-            assertThat(agent.logLines("WARN")).isEmpty();
-            System.out.printf("[reliability] 100 instantly exiting + 2 crash-looping (%d starts): counted repaired %d,"
-                    + " gone %d, failed %d%n", exiting.size() + loopers.stream().mapToInt(id -> restarts(docker, id) + 1)
-                            .sum(),
+            assertThat(count(agent, "driver_alias_containers_total", "outcome=\"failed\"")).as(agent.log()).isZero();
+            List<String> missedLines = agent.logLines("ran without its aliases");
+            List<String> lackedIds = new ArrayList<>();
+            int claimedBefore = 0;
+            for (String id : exiting) {
+                String shortId = id.substring(0, 12);
+                String saw = docker.run("logs", id).trim();
+                boolean missed = missedLines.stream().anyMatch(l -> l.contains(shortId));
+                boolean before = agent.logLines("repaired container " + shortId).stream()
+                        .anyMatch(l -> l.contains("before start"));
+                if (saw.equals("lacked")) {
+                    lackedIds.add(shortId);
+                }
+                claimedBefore += before ? 1 : 0;
+                assertThat(saw).as(shortId + " printed what it found").isIn("had", "lacked");
+                if (missed) {
+                    assertThat(saw).as(shortId + " said missed (a false alarm?)\n" + agent.log()).isEqualTo("lacked");
+                }
+                if (before) {
+                    assertThat(saw).as(shortId + " said repaired before start\n" + agent.log()).isEqualTo("had");
+                }
+            }
+            // Each start of a crash loop printed too: never more misses said of one than starts that
+            // lacked the aliases (a restart of a repaired loop is no miss).
+            for (String id : loopers) {
+                String shortId = id.substring(0, 12);
+                List<String> saw = docker.run("logs", id).lines().toList();
+                long missed = missedLines.stream().filter(l -> l.contains(shortId)).count();
+                assertThat(missed).as(shortId + " said missed more often than its starts lacked the aliases: " + saw + "\n"
+                        + agent.log()).isLessThanOrEqualTo(saw.stream().filter("lacked"::equals).count());
+                lackedIds.add(shortId);
+            }
+            // Every miss said is of one of these containers; every failure counted is one of those
+            // misses; every WARN says one of them.
+            assertThat(missedLines).as("misses said of containers that lacked their aliases").allMatch(l -> lackedIds
+                    .stream().anyMatch(l::contains));
+            int lacked = lackedIds.size() - loopers.size();
+            assertThat(count(agent, "driver_alias_repair_failures_total", "")).as(agent.log())
+                    .isEqualTo(count(agent, "driver_alias_repair_failures_total", "reason=\"container_gone\""))
+                    .isEqualTo(missedLines.size());
+            assertThat(agent.logLines("WARN")).as(agent.log()).allMatch(l -> l.contains("ran without its aliases"));
+            System.out.printf("[reliability] 100 instantly exiting + 2 crash-looping (%d starts): the exiting ones saw"
+                    + " their aliases %d, lacked them %d; the agent said repaired before start %d, missed %d; counted"
+                    + " repaired %d, gone %d, missed %d, failed %d%n",
+                    exiting.size() + loopers.stream().mapToInt(id -> restarts(docker, id) + 1).sum(),
+                    exiting.size() - lacked, lacked, claimedBefore, missedLines.size(),
                     (long) count(agent, "driver_alias_containers_total", "outcome=\"repaired\""),
                     (long) count(agent, "driver_alias_containers_total", "outcome=\"gone\""),
+                    (long) count(agent, "driver_alias_containers_total", "outcome=\"missed\""),
                     (long) count(agent, "driver_alias_containers_total", "outcome=\"failed\""));
         }
     }

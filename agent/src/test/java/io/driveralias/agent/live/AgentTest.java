@@ -169,6 +169,31 @@ class AgentTest {
         assertThat(metrics.unrepaired()).isEmpty();
     }
 
+    /** A crash loop: a restart gone before it is examined kept the aliases its first start got. */
+    @Test
+    void aRepairedContainerRestartedAndGoneBeforeItsExaminationIsNoMiss() throws Exception {
+        start(2, 100);
+        ContainerInfo c = running();
+        docker.emit(c.id(), "start", "1.1");
+        await("repaired", WAIT, () -> metrics.examined().size() == 1);
+        // That start ended, and its start event was seen again (a replay, a resync): still repaired.
+        docker.put(c.toBuilder().running(false).pid(0).build());
+        int replayed = docker.inspects(c.id());
+        docker.emit(c.id(), "start", "1.1");
+        await("the replay examined", WAIT, () -> docker.inspects(c.id()) > replayed);
+        Thread.sleep(200);
+
+        // Restarted, and exited again before the agent took the start: its last start, not running.
+        docker.put(c.toBuilder().running(false).pid(0).startedAt(Optional.of(STARTED.plusSeconds(1))).build());
+        int inspects = docker.inspects(c.id());
+        docker.emit(c.id(), "start", "1.2");
+        await("the restart examined", WAIT, () -> docker.inspects(c.id()) > inspects);
+        Thread.sleep(200);
+
+        assertThat(metrics.examined()).as("no miss, no alarm").containsExactly(ContainerOutcome.REPAIRED);
+        assertThat(metrics.unrepaired()).isEmpty();
+    }
+
     @Test
     void aFailedContainerThatAStaleListNoLongerShowsIsJudgedByItsOwnStateAndRetried() throws Exception {
         ContainerInfo bad = running();
