@@ -209,7 +209,7 @@ public final class ConfigParser {
                 RuntimeChoice.containerdAddress(givenContainerd.orElse(option("containerd-address").defaultValue())),
                 RuntimeChoice.containerdNamespace(v.single("containerd-namespace")),
                 RuntimeChoice.containerdState(v.single("containerd-state")), podUid(v, env),
-                dockerContainerd(v.single("docker-containerd-address")),
+                RuntimeChoice.dockerContainerd(v.single("docker-containerd-address")),
                 RuntimeChoice.socketFile("--nri-socket", v.single("nri-socket")), nriDeadline(v.single("nri-deadline")));
     }
 
@@ -220,19 +220,6 @@ public final class ConfigParser {
             throw new ConfigException("--nri-deadline must be at least 1ms and under 2s (NRI's request timeout), got " + value);
         }
         return d;
-    }
-
-    /** {@code auto}, {@code off}, or a containerd socket as {@code --containerd-address} takes it. */
-    static String dockerContainerd(String value) throws ConfigException {
-        if (value.equals("auto") || value.equals("off")) {
-            return value;
-        }
-        String address = value.startsWith("/") ? "unix://" + value : value;
-        if (!address.startsWith("unix:///") || address.length() <= "unix:///".length() || address.contains("/../")
-                || address.endsWith("/..")) {
-            throw new ConfigException("--docker-containerd-address is auto, off or unix:///path/to/containerd.sock, got " + value);
-        }
-        return address;
     }
 
     private static final Pattern POD_UID = Pattern.compile(
