@@ -8,6 +8,7 @@ import io.driveralias.agent.config.ConfigException;
 import io.driveralias.agent.config.ConfigParser;
 import io.driveralias.agent.config.RuntimeChoice;
 import io.driveralias.agent.containerd.ContainerdRuntime;
+import io.driveralias.agent.containerd.DockerNamespace;
 import io.driveralias.agent.core.AliasPlanner;
 import io.driveralias.agent.core.ContainerScope;
 import io.driveralias.agent.core.DriverVersions;
@@ -203,8 +204,9 @@ public final class Main {
             }
             try {
                 runtimes.add(switch (kind) {
-                    case DOCKER -> DockerEngine.create(config.dockerHost(), config.dockerApiVersion(),
-                            Set.copyOf(config.gpuRuntimes()));
+                    case DOCKER -> DockerEngine.create(new DockerEngine.Settings(config.dockerHost(), config.dockerApiVersion(),
+                            Set.copyOf(config.gpuRuntimes()), config.dockerContainerdAddress(), DockerNamespace::open,
+                            new ProcessStartTime(config.hostProc(), Clock.systemUTC())));
                     case CONTAINERD, NRI -> new ContainerdRuntime(new ContainerdRuntime.Settings(config.containerdAddress(),
                             config.containerdNamespace(), config.containerdState(), config.hostProc(),
                             Set.copyOf(config.gpuRuntimes())), new ProcessStartTime(config.hostProc(), Clock.systemUTC()));

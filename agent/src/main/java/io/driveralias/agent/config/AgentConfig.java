@@ -55,6 +55,12 @@ public record AgentConfig(
          * only once a watched runtime runs it; empty outside Kubernetes.
          */
         Optional<String> podUid,
+        /**
+         * The containerd Docker runs its containers on ({@code unix:///path}), {@code auto} (where Docker
+         * says, else beside Docker's socket) or {@code off}: read in Docker's namespace only, for
+         * Docker's containers (their process's creation, and their layers in containerd's image store).
+         */
+        String dockerContainerdAddress,
         /** The runtime's NRI socket: where the agent serves containerd's starts as an NRI plugin. */
         String nriSocket,
         /** The longest the agent holds a start inside the runtime (NRI): past it, the container starts, repaired after. */

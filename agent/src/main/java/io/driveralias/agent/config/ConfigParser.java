@@ -80,7 +80,10 @@ public final class ConfigParser {
             new Option("containerd-namespace", "k8s.io", false, false,
                     "the containerd namespace to watch (k8s.io: the kubelet's; never moby, Docker's own)"),
             new Option("containerd-state", "/run/containerd", false, false,
-                    "containerd's state directory, where it mounts a container's root"));
+                    "containerd's state directory, where it mounts a container's root"),
+            new Option("docker-containerd-address", "auto", false, false,
+                    "auto|off|unix:///path: the containerd Docker runs its containers on, read in Docker's namespace"
+                            + " for Docker's containers (auto: where Docker says, else beside Docker's socket)"));
 
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)?");
     private static final Pattern VERSION = Pattern.compile("[0-9]+(\\.[0-9]+)+");
@@ -206,6 +209,7 @@ public final class ConfigParser {
                 RuntimeChoice.containerdAddress(givenContainerd.orElse(option("containerd-address").defaultValue())),
                 RuntimeChoice.containerdNamespace(v.single("containerd-namespace")),
                 RuntimeChoice.containerdState(v.single("containerd-state")), podUid(v, env),
+                RuntimeChoice.dockerContainerd(v.single("docker-containerd-address")),
                 RuntimeChoice.socketFile("--nri-socket", v.single("nri-socket")), nriDeadline(v.single("nri-deadline")));
     }
 

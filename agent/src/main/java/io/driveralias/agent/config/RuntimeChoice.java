@@ -107,6 +107,19 @@ public final class RuntimeChoice {
         return value;
     }
 
+    /** {@code auto}, {@code off}, or a containerd socket as {@code --containerd-address} takes it. */
+    static String dockerContainerd(String value) throws ConfigException {
+        if (value.equals("auto") || value.equals("off")) {
+            return value;
+        }
+        String address = value.startsWith("/") ? "unix://" + value : value;
+        if (!address.startsWith("unix:///") || address.length() <= "unix:///".length() || address.contains("/../")
+                || address.endsWith("/..")) {
+            throw new ConfigException("--docker-containerd-address is auto, off or unix:///path/to/containerd.sock, got " + value);
+        }
+        return address;
+    }
+
     /** The path of a {@code unix://} endpoint; empty for another scheme (Docker over TCP). */
     static String socketPath(String endpoint) {
         return endpoint.startsWith("unix://") ? URI.create(endpoint).getPath() : "";

@@ -18,11 +18,16 @@ import java.util.Optional;
  * @param storage   the runtime's name for its storage ({@code overlay2}, {@code overlayfs}, {@code vfs}), for messages
  * @param overlay   its root's overlay layers, where the runtime stores it as an overlay
  * @param gpu       what it asks of the GPU runtime, which adds driver files no mount declares
+ * @param startBeforeProcess whether {@code startedAt} is no later than the moment its process was
+ *                  made (the kernel's record of that moment, or a runtime that stamps a start before
+ *                  it makes the process): aliases written before it were there at its first
+ *                  instruction. False where the runtime stamps it after the process started
+ *                  (Docker before 26, when the agent did not see the process itself)
  */
 public record ContainerInfo(String id, String name, String image, Map<String, String> labels, boolean sandbox,
                             boolean running, int pid, Optional<Instant> startedAt, List<Mount> mounts,
                             String storage, Optional<OverlayLayers> overlay, boolean readOnlyRootfs, String user,
-                            GpuRequest gpu) {
+                            GpuRequest gpu, boolean startBeforeProcess) {
 
     /** A bind or volume mount: {@code source} on the host, {@code destination} in the container. */
     public record Mount(String type, String source, String destination, boolean readWrite) {
@@ -54,7 +59,7 @@ public record ContainerInfo(String id, String name, String image, Map<String, St
     public Builder toBuilder() {
         return new Builder(id).name(name).image(image).labels(labels).sandbox(sandbox).running(running).pid(pid)
                 .startedAt(startedAt).mounts(mounts).storage(storage).overlay(overlay).readOnlyRootfs(readOnlyRootfs)
-                .user(user).gpu(gpu);
+                .user(user).gpu(gpu).startBeforeProcess(startBeforeProcess);
     }
 
     /** Adapters and tests name only what they know; the rest stays empty. */
@@ -73,6 +78,7 @@ public record ContainerInfo(String id, String name, String image, Map<String, St
         private boolean readOnlyRootfs;
         private String user = "";
         private GpuRequest gpu = GpuRequest.NONE;
+        private boolean startBeforeProcess = true;
 
         private Builder(String id) {
             this.id = id;
@@ -143,9 +149,14 @@ public record ContainerInfo(String id, String name, String image, Map<String, St
             return this;
         }
 
+        public Builder startBeforeProcess(boolean value) {
+            startBeforeProcess = value;
+            return this;
+        }
+
         public ContainerInfo build() {
             return new ContainerInfo(id, name, image, labels, sandbox, running, pid, startedAt, mounts, storage, overlay,
-                    readOnlyRootfs, user, gpu);
+                    readOnlyRootfs, user, gpu, startBeforeProcess);
         }
     }
 }

@@ -8,7 +8,8 @@ package io.driveralias.agent.core;
 public enum LateRepairCause {
     DISABLED("disabled", "--before-start=false: containers are repaired only once started"),
     NO_OVERLAY("no_overlay", "the runtime's storage has no overlay layers the agent can write into before a start"
-            + " (vfs, devicemapper, btrfs, zfs; Podman's overlay)"),
+            + " (vfs, devicemapper, btrfs, zfs; Podman's overlay; Docker's containerd image store where the agent does not"
+            + " reach Docker's containerd: --docker-containerd-address)"),
     RUNTIME_FILES_UNKNOWN("runtime_files_unknown", "the GPU runtime adds the driver's files, and no container"
             + " started since the agent did has shown which yet"),
     MOUNT_TIMEOUT("mount_timeout", "the container started before its aliases could be written: its root was not"

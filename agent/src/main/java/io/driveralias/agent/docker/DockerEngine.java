@@ -1,14 +1,12 @@
 package io.driveralias.agent.docker;
 
 import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
-import com.github.dockerjava.transport.DockerHttpClient;
-import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.DockerApiVersions;
+import io.driveralias.agent.core.LruMap;
 import io.driveralias.agent.core.Printable;
-import io.driveralias.agent.json.DescriptionTooLarge;
+import io.driveralias.agent.fs.ProcessStartTime;
 import io.driveralias.agent.live.ContainerRuntime;
 import io.driveralias.agent.live.ContainerRuntimeException;
 import java.io.IOException;
@@ -17,7 +15,9 @@ import java.net.URI;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -30,6 +30,13 @@ import java.util.regex.Pattern;
  * for the fields the agent uses (no tree of the whole answer). The API version is negotiated
  * with the daemon at every (re)connect (see {@link DockerApiVersions}), or fixed by the operator
  * ({@code --docker-api-version}), which the daemon then has to accept.
+ *
+ * <p>Where the agent reaches the containerd Docker runs its containers on ({@link ContainerdLink}),
+ * it also reads from there, in Docker's namespace and for Docker's containers only: the layers of
+ * a container kept in containerd's image store (Docker 29's default storage), and the moment each
+ * container's process exists ({@code /tasks/create}, merged into Docker's event stream), which
+ * Docker never tells. A container's start is its process's, as the kernel records it
+ * ({@link ProcessStarts}), wherever the agent sees its process.
  */
 public final class DockerEngine implements ContainerRuntime {
 
@@ -37,7 +44,6 @@ public final class DockerEngine implements ContainerRuntime {
     private static final int MAX_RESPONSE = JsonReading.MAX_ANSWER;
     /** Thousands of containers, each listed with its labels, ports and mounts. */
     private static final long MAX_LIST = 256L << 20;
-    private static final int MAX_ERROR = 300;
     private static final Pattern CONTAINER_REF = Pattern.compile("[A-Za-z0-9][A-Za-z0-9_.-]{0,254}");
     private static final Pattern SINCE = Pattern.compile("[0-9]{1,19}(\\.[0-9]{1,9})?");
     private static final String EVENT_FILTERS = query(
@@ -45,49 +51,56 @@ public final class DockerEngine implements ContainerRuntime {
     private static final String RUNNING = query("{\"status\":[\"running\"]}");
     static final Duration PING_TIMEOUT = Duration.ofSeconds(2);
 
+    /**
+     * @param dockerHost         Docker's endpoint
+     * @param apiVersion         speak this version instead of negotiating (e.g. "1.24")
+     * @param gpuRuntimes        the OCI runtimes, as Docker names them, that add the driver's files to a
+     *                           container whose {@code NVIDIA_VISIBLE_DEVICES} asks for them
+     * @param containerd         Docker's containerd: {@code auto}, {@code off} or {@code unix:///path}
+     * @param connector          opens Docker's namespace in a containerd
+     * @param startTimes         the host's processes' start times
+     */
+    public record Settings(String dockerHost, Optional<String> apiVersion, Set<String> gpuRuntimes, String containerd,
+                           DockerContainerd.Connector connector, ProcessStartTime startTimes) {
+        public Settings {
+            gpuRuntimes = Set.copyOf(gpuRuntimes);
+        }
+    }
+
     private final String host;
-    private final DockerHttpClient http;
-    private final DockerHttpClient streamHttp;
+    private final DockerApi api;
     private final Optional<String> forcedVersion;
     private volatile String version;
-    /** Docker's data directory and storage driver, from {@code /info} at each (re)connect. */
-    private volatile String rootDir = "";
-    private volatile String storageDriver = "";
+    /** Docker's data directory, storage and containerd, from {@code /info} at each (re)connect. */
+    private volatile DaemonInfo daemon = DaemonInfo.UNKNOWN;
+    /** Whether this daemon's {@code StartedAt} comes before its containers' processes are made. */
+    private volatile boolean stampsBeforeProcess;
     /** The runtime of a container whose HostConfig names none (from {@code /info}), and NVIDIA's runtimes. */
     private volatile ContainerInspectParser.Runtimes runtimes;
     private final Set<String> gpuRuntimes;
-
-    private DockerEngine(String host, DockerHttpClient http, DockerHttpClient streamHttp,
-                         Optional<String> forcedVersion, Set<String> gpuRuntimes) {
-        this.host = host;
-        this.http = http;
-        this.streamHttp = streamHttp;
-        this.forcedVersion = forcedVersion;
-        this.gpuRuntimes = Set.copyOf(gpuRuntimes);
-        this.runtimes = new ContainerInspectParser.Runtimes("runc", this.gpuRuntimes);
-    }
-
-    public static DockerEngine create(String dockerHost) {
-        return create(dockerHost, Optional.empty(), Set.of("nvidia"));
-    }
-
+    private final ContainerdLink containerd;
+    private final ProcessStarts starts;
     /**
-     * @param apiVersion  speak this version instead of negotiating (e.g. "1.24")
-     * @param gpuRuntimes the OCI runtimes, as Docker names them, that add the driver's files to a
-     *                    container whose {@code NVIDIA_VISIBLE_DEVICES} asks for them
+     * Each container's description without its process, from its creation: what its process's
+     * creation reuses ({@link #describeStarting}). A few KiB each, bounded; dropped when removed.
      */
-    public static DockerEngine create(String dockerHost, Optional<String> apiVersion, Set<String> gpuRuntimes) {
-        apiVersion.filter(v -> !DockerApiVersions.isSupported(v)).ifPresent(v -> {
+    private final Map<String, ContainerInfo> described = Collections.synchronizedMap(new LruMap<>(1024));
+
+    private DockerEngine(Settings settings, DockerApi api) {
+        this.host = settings.dockerHost();
+        this.api = api;
+        this.forcedVersion = settings.apiVersion();
+        this.gpuRuntimes = settings.gpuRuntimes();
+        this.runtimes = new ContainerInspectParser.Runtimes("runc", this.gpuRuntimes);
+        this.containerd = new ContainerdLink(settings.containerd(), settings.dockerHost(), settings.connector());
+        this.starts = new ProcessStarts(settings.startTimes());
+    }
+
+    public static DockerEngine create(Settings settings) {
+        settings.apiVersion().filter(v -> !DockerApiVersions.isSupported(v)).ifPresent(v -> {
             throw new IllegalArgumentException("Docker API " + v + " is not supported");
         });
-        URI uri = URI.create(dockerHost);
-        DockerHttpClient http = new ZerodepDockerHttpClient.Builder().dockerHost(uri)
-                .connectionTimeout(Duration.ofSeconds(5)).responseTimeout(Duration.ofSeconds(30))
-                .maxConnections(16).build();
-        // The event stream stays open for days: no response timeout on its own client.
-        DockerHttpClient streamHttp = new ZerodepDockerHttpClient.Builder().dockerHost(uri)
-                .connectionTimeout(Duration.ofSeconds(5)).maxConnections(2).build();
-        return new DockerEngine(dockerHost, http, streamHttp, apiVersion, gpuRuntimes);
+        return new DockerEngine(settings, DockerApi.connect(settings.dockerHost()));
     }
 
     /** A frozen daemon still accepts connections: only a deadline over the whole call tells. */
@@ -113,36 +126,16 @@ public final class DockerEngine implements ContainerRuntime {
 
     /** Agrees on the API version with the daemon and learns its layout; returns the version. */
     public String negotiate() throws ContainerRuntimeException {
-        Map<String, String> answer = read("/version", MAX_RESPONSE, p -> topLevelStrings(p, Set.of("ApiVersion")));
-        String daemon = answer.getOrDefault("ApiVersion", "");
-        if (!DockerApiVersions.isVersion(daemon)) {
-            throw new ContainerRuntimeException("the daemon did not say its API version");
-        }
-        if (DockerApiVersions.compare(daemon, DockerApiVersions.OLDEST_SUPPORTED) < 0) {
-            throw new ContainerRuntimeException("Docker API " + daemon + " is older than " + DockerApiVersions.OLDEST_SUPPORTED
-                    + " (Docker 1.12)");
-        }
-        version = forcedVersion.orElse(DockerApiVersions.agreed(daemon));
-        try {
-            Map<String, String> info = read("/v" + version + "/info", MAX_RESPONSE,
-                    p -> topLevelStrings(p, Set.of("DockerRootDir", "Driver", "DefaultRuntime")));
-            rootDir = info.getOrDefault("DockerRootDir", "");
-            storageDriver = info.getOrDefault("Driver", "");
-            runtimes = new ContainerInspectParser.Runtimes(info.getOrDefault("DefaultRuntime", "runc"), gpuRuntimes);
-        } catch (ContainerRuntimeException e) {
-            // Only the look at created containers without inspect needs it: inspect serves.
-            rootDir = "";
-            storageDriver = "";
+        DaemonHandshake handshake = DaemonHandshake.with(api, forcedVersion, MAX_RESPONSE);
+        version = handshake.version();
+        stampsBeforeProcess = handshake.stampsBeforeProcess();
+        DaemonInfo info = handshake.info();
+        this.daemon = info;
+        runtimes = new ContainerInspectParser.Runtimes(info.defaultRuntime(), gpuRuntimes);
+        if (info != DaemonInfo.UNKNOWN) {
+            containerd.refresh(info);
         }
         return version;
-    }
-
-    /** The string members {@code wanted} of a JSON object; everything else skipped. */
-    static Map<String, String> topLevelStrings(JsonParser p, Set<String> wanted) throws IOException {
-        Map<String, String> found = new java.util.HashMap<>();
-        JsonReading.requireObject(p, p.nextToken());
-        JsonReading.strings(p, JsonToken.START_OBJECT, wanted::contains, found);
-        return found;
     }
 
     /** The version agreed, negotiating first if none is yet. */
@@ -158,71 +151,126 @@ public final class DockerEngine implements ContainerRuntime {
         }
         String path = "/v" + apiVersion() + "/containers/" + idOrName + "/json";
         ContainerInspectParser.Runtimes known = runtimes;
-        Optional<ContainerInfo> info = readOrNotFound(path, MAX_RESPONSE, p -> ContainerInspectParser.parse(p, known));
-        return info.orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(idOrName));
+        Optional<ContainerInfo> inspected = api.readOrNotFound(path, MAX_RESPONSE, p -> ContainerInspectParser.parse(p, known));
+        ContainerInfo info = inspected.orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(idOrName));
+        if (!info.running() && info.startedAt().isEmpty() && info.overlay().isEmpty()) {
+            // Created, in containerd's image store: its layers are containerd's to tell.
+            info = info.toBuilder().overlay(imageStoreLayers(info.id(), info.storage())).build();
+        }
+        info = withProcessStart(info);
+        described.put(info.id(), info.toBuilder().running(false).pid(0).startedAt(Optional.empty()).build());
+        return info;
+    }
+
+    /**
+     * A container's start as its process's: the kernel's record where this host's processes are
+     * visible (the same instant whether the agent learnt of the process from containerd's event,
+     * from an inspect while it ran, or remembers it once it exited), else Docker's {@code StartedAt},
+     * which Docker 26 and later stamp before the process is made and older versions after it started.
+     */
+    private ContainerInfo withProcessStart(ContainerInfo info) {
+        Optional<Instant> process = Optional.empty();
+        if (info.running() && info.pid() > 0) {
+            process = starts.ofProcess(info.id(), info.pid());
+        } else if (info.startedAt().isPresent()) {
+            process = starts.ofEnded(info.id(), info.startedAt().get());
+        }
+        return process.isPresent() ? info.toBuilder().startedAt(process).startBeforeProcess(true).build()
+                : info.toBuilder().startBeforeProcess(stampsBeforeProcess || info.startedAt().isEmpty()).build();
+    }
+
+    /**
+     * The container whose process containerd just made ({@code /tasks/create}): its description
+     * from its creation, else from Docker's list and its own files (never inspect, which waits
+     * until the start is over), with that process, whose cgroup the caller checks.
+     */
+    @Override
+    public Optional<ContainerInfo> describeStarting(String id, int pid) {
+        if (pid <= 0 || !CONTAINER_REF.matcher(id).matches()) {
+            return Optional.empty();
+        }
+        ContainerInfo known = described.get(id);
+        if (known == null) {
+            try {
+                known = peek(id, false).orElse(null);
+            } catch (ContainerRuntimeException e) {
+                return Optional.empty();
+            }
+        }
+        if (known == null) {
+            return Optional.empty();
+        }
+        ContainerInfo base = known;
+        return starts.ofProcess(id, pid).map(started -> base.toBuilder().running(true).pid(pid).startedAt(Optional.of(started))
+                .startBeforeProcess(true).build());
     }
 
     @Override
     public Optional<ContainerInfo> peekCreated(String id) throws ContainerRuntimeException {
-        String root = rootDir;
-        if (!storageDriver.equals("overlay2") || !root.startsWith("/")) {
+        return peek(id, true);
+    }
+
+    /**
+     * A container described from Docker's list and its own files, never waiting on a start in
+     * progress; {@code created}: only a container that is created and never started, and only
+     * where its root's layers are found (the early path writes there) or where Docker's containerd
+     * will say when its process exists (its start path then runs before the program does, and a
+     * create that waited on inspect would hold the container all through its start). Empty where
+     * that cannot be told: inspect then serves.
+     */
+    private Optional<ContainerInfo> peek(String id, boolean created) throws ContainerRuntimeException {
+        DaemonInfo d = daemon;
+        if (!d.rootDir().startsWith("/") || !CONTAINER_REF.matcher(id).matches()) {
             return Optional.empty();
         }
-        if (!CONTAINER_REF.matcher(id).matches()) {
+        Optional<ContainerInfo.OverlayLayers> layers = Optional.empty();
+        if (d.driver().equals("overlay2")) {
+            layers = LayerStore.overlayPaths(d.rootDir(), id).flatMap(paths -> ContainerInspectParser.overlay("overlay2", paths));
+        } else if (d.imageStore()) {
+            layers = imageStoreLayers(id, d.driver());
+        }
+        if (created && layers.isEmpty() && containerd.current().isEmpty()) {
             return Optional.empty();
         }
         String path = "/v" + apiVersion() + "/containers/json?all=1&filters=" + query("{\"id\":[\"" + id + "\"]}");
-        Optional<ContainerInspectParser.Listed> listed = read(path, MAX_RESPONSE, p -> ContainerInspectParser.findCreated(p, id));
+        Optional<ContainerInspectParser.Listed> listed = api.read(path, MAX_RESPONSE, p -> ContainerInspectParser.find(p, id, created));
         if (listed.isEmpty()) {
             return Optional.empty();
         }
-        Optional<Map<String, String>> paths = LayerStore.overlayPaths(root, id);
-        Optional<InputStream> hostConfig = LayerStore.hostConfig(root, id);
-        if (paths.isEmpty() || hostConfig.isEmpty()) {
-            hostConfig.ifPresent(DockerEngine::closeQuietly);
+        Optional<ContainerInfo> info = ContainerFiles.describe(listed.get(), d.rootDir(), d.driver(), layers, runtimes);
+        info.ifPresent(i -> described.put(i.id(), i));
+        return info;
+    }
+
+    /**
+     * The layers of a created container in containerd's image store: its snapshot (key: its id) in
+     * Docker's containerd, and where Docker will mount its root. Empty elsewhere, or where the
+     * agent does not reach Docker's containerd or see where Docker mounts roots.
+     */
+    private Optional<ContainerInfo.OverlayLayers> imageStoreLayers(String id, String snapshotter) throws ContainerRuntimeException {
+        DaemonInfo d = daemon;
+        Optional<DockerContainerd> c = containerd.current();
+        if (!d.imageStore() || !snapshotter.equals(d.driver()) || c.isEmpty()) {
             return Optional.empty();
         }
-        HostSettings host = parse("hostconfig.json", hostConfig.get(), p -> HostSettings.read(p, p.nextToken()));
-        if (host.readOnlyRootfs().isEmpty()) {
+        Optional<String> merged = LayerStore.snapshotRoot(d.rootDir(), snapshotter, id);
+        if (merged.isEmpty()) {
             return Optional.empty();
         }
-        // The cheapest look first: the environment (megabytes, if its owner wants) matters only
-        // under a GPU runtime, where NVIDIA_VISIBLE_DEVICES asks it for the driver's files.
-        ContainerInspectParser.Runtimes known = runtimes;
-        List<String> env = List.of();
-        if (ContainerInspectParser.environmentMatters(host, known)) {
-            Optional<InputStream> config = LayerStore.containerConfig(root, id);
-            if (config.isEmpty()) {
-                return Optional.empty();
-            }
-            env = parse("config.v2.json", config.get(), ContainerInspectParser::configEnvironment);
-        }
-        return Optional.of(ContainerInspectParser.created(listed.get(), storageDriver, paths.get(), host, env, known));
+        return c.get().layers(snapshotter, id).map(l -> new ContainerInfo.OverlayLayers(l.upperDir(), l.lowerDir(), merged.get()));
     }
 
     @Override
     public boolean runsPod(String podUid) throws ContainerRuntimeException {
         String path = "/v" + apiVersion() + "/containers/json?filters="
                 + query("{\"label\":[\"io.kubernetes.pod.uid=" + podUid + "\"]}");
-        try (DockerHttpClient.Response response = execute(http, get(path));
-             InputStream body = new BoundedInput(response.getBody(), MAX_RESPONSE)) {
-            requireOk(path, response.getStatusCode(), body);
-            return !ids(body).isEmpty();
-        } catch (IOException e) {
-            throw new ContainerRuntimeException.Unreachable("reading " + path + ": " + e.getMessage(), e);
-        }
+        return !api.readBody(path, MAX_RESPONSE, DockerEngine::ids).isEmpty();
     }
 
     @Override
     public List<String> runningContainerIds() throws ContainerRuntimeException {
         String path = "/v" + apiVersion() + "/containers/json?filters=" + RUNNING;
-        try (DockerHttpClient.Response response = execute(http, get(path));
-             InputStream body = new BoundedInput(response.getBody(), MAX_LIST)) {
-            requireOk(path, response.getStatusCode(), body);
-            return ids(body).reversed();
-        } catch (IOException e) {
-            throw new ContainerRuntimeException.Unreachable("reading " + path + ": " + e.getMessage(), e);
-        }
+        return api.readBody(path, MAX_LIST, DockerEngine::ids).reversed();
     }
 
     /** The {@code Id} of each listed container (Docker lists the newest first); nothing else is read. */
@@ -250,125 +298,23 @@ public final class DockerEngine implements ContainerRuntime {
     public EventStream events(Optional<String> since) throws ContainerRuntimeException {
         String path = "/v" + apiVersion() + "/events?filters=" + EVENT_FILTERS
                 + since.filter(s -> SINCE.matcher(s).matches()).map(s -> "&since=" + s).orElse("");
-        DockerHttpClient.Response response = execute(streamHttp, get(path));
-        try {
-            InputStream body = response.getBody();
-            requireOk(path, response.getStatusCode(), body);
-            return new Subscription(response, new EventLines(body));
-        } catch (IOException | ContainerRuntimeException | RuntimeException e) {
-            response.close();
-            throw e instanceof ContainerRuntimeException d ? d
-                    : new ContainerRuntimeException.Unreachable("reading " + path + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** One open event stream; closing the response (from any thread) ends a read in progress. */
-    private record Subscription(DockerHttpClient.Response response, EventLines lines) implements EventStream {
-        @Override
-        public Optional<Event> next() throws ContainerRuntimeException {
-            try {
-                return lines.next();
-            } catch (IOException | RuntimeException e) {
-                throw new ContainerRuntimeException.Unreachable("event stream: " + e.getMessage(), e);
+        EventStream dockers = api.events(path);
+        Optional<DockerContainerd> c = containerd.current();
+        EventStream events = c.isEmpty() ? dockers : MergedEvents.start(dockers, c.get()::processCreations, c.get().address());
+        // A removed container's id may be used again: its description goes with it.
+        return new EventStream() {
+            @Override
+            public Optional<Event> next() throws ContainerRuntimeException {
+                Optional<Event> event = events.next();
+                event.filter(e -> e.action() == Action.REMOVED).ifPresent(e -> described.remove(e.containerId()));
+                return event;
             }
-        }
 
-        @Override
-        public void close() {
-            try {
-                response.close();
-            } catch (RuntimeException ignored) {
-                // Closing a stream that already broke.
+            @Override
+            public void close() {
+                events.close();
             }
-        }
-    }
-
-    /** Reads what it needs of an answer as it streams in; the rest of the body is left unread. */
-    @FunctionalInterface
-    interface AnswerReader<T> {
-        T read(JsonParser parser) throws IOException;
-    }
-
-    /** The answer to a GET: a 2xx, read by {@code reader}; anything else an error. */
-    private <T> T read(String path, long max, AnswerReader<T> reader) throws ContainerRuntimeException {
-        Optional<T> answer = readOrNotFound(path, max, reader);
-        return answer.orElseThrow(() -> new ContainerRuntimeException(path + ": HTTP 404"));
-    }
-
-    /** The same, with a 404 answered as empty (the caller's to interpret). */
-    private <T> Optional<T> readOrNotFound(String path, long max, AnswerReader<T> reader) throws ContainerRuntimeException {
-        try (DockerHttpClient.Response response = execute(http, get(path));
-             InputStream body = new BoundedInput(response.getBody(), max)) {
-            int status = response.getStatusCode();
-            if (status == 404) {
-                return Optional.empty();
-            }
-            requireOk(path, status, body);
-            try (JsonParser parser = JsonReading.parser(body)) {
-                return Optional.of(reader.read(parser));
-            }
-        } catch (DescriptionTooLarge e) {
-            throw new ContainerRuntimeException.TooLarge(path + ": " + e.getMessage());
-        } catch (JsonProcessingException e) {
-            throw notJson(path, e);
-        } catch (BoundedInput.TooLarge e) {
-            throw new ContainerRuntimeException(path + ": response larger than " + max + " bytes");
-        } catch (IOException e) {
-            throw new ContainerRuntimeException.Unreachable("reading " + path + ": " + e.getMessage(), e);
-        }
-    }
-
-    /** One of Docker's own files, read as it streams (its owner decides its size); closed here. */
-    private static <T> T parse(String what, InputStream file, AnswerReader<T> reader) throws ContainerRuntimeException {
-        try (InputStream in = file; JsonParser parser = JsonReading.parser(in)) {
-            return reader.read(parser);
-        } catch (DescriptionTooLarge e) {
-            throw new ContainerRuntimeException.TooLarge(what + ": " + e.getMessage());
-        } catch (IOException e) {
-            throw notJson(what, e);
-        }
-    }
-
-    private static ContainerRuntimeException notJson(String path, IOException e) {
-        String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
-        return new ContainerRuntimeException(path + ": not JSON: " + Printable.of(String.valueOf(why)));
-    }
-
-    private static void requireOk(String path, int status, InputStream body) throws IOException, ContainerRuntimeException {
-        if (status / 100 != 2) {
-            throw new ContainerRuntimeException(path + ": HTTP " + status + ": " + message(body.readNBytes(MAX_ERROR)));
-        }
-    }
-
-    private static String message(byte[] bytes) {
-        String text = new String(bytes, 0, Math.min(bytes.length, MAX_ERROR), StandardCharsets.UTF_8).trim();
-        return Printable.of(text);
-    }
-
-    private static DockerHttpClient.Request get(String path) {
-        return DockerHttpClient.Request.builder().method(DockerHttpClient.Request.Method.GET).path(path).build();
-    }
-
-    /** The transport reports a daemon it cannot reach as unchecked exceptions: sorted here, once. */
-    private static DockerHttpClient.Response execute(DockerHttpClient client, DockerHttpClient.Request request)
-            throws ContainerRuntimeException {
-        try {
-            return client.execute(request);
-        } catch (RuntimeException e) {
-            Throwable cause = e;
-            while (cause.getCause() != null && !(cause instanceof IOException)) {
-                cause = cause.getCause();
-            }
-            throw new ContainerRuntimeException.Unreachable(cause.getClass().getSimpleName() + ": " + cause.getMessage(), e);
-        }
-    }
-
-    private static void closeQuietly(InputStream in) {
-        try {
-            in.close();
-        } catch (IOException ignored) {
-            // A file of Docker's opened for reading: nothing to report on closing it.
-        }
+        };
     }
 
     private static String query(String json) {
@@ -377,11 +323,7 @@ public final class DockerEngine implements ContainerRuntime {
 
     @Override
     public void close() {
-        try {
-            http.close();
-            streamHttp.close();
-        } catch (IOException ignored) {
-            // Closing sockets on shutdown: nothing to report.
-        }
+        containerd.close();
+        api.close();
     }
 }

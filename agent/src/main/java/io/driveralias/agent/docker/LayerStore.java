@@ -63,6 +63,25 @@ final class LayerStore {
                         .collect(java.util.stream.Collectors.joining(":")));
     }
 
+    /**
+     * Where Docker mounts, at its start, the root of a container kept in containerd's image store:
+     * {@code <data-root>/rootfs/<snapshotter>/<id>}, made when the start begins and removed when
+     * the container stops. Empty where the agent does not see Docker's {@code rootfs} directory:
+     * without it a root being mounted could not be told from one that is not, and the container's
+     * writable layer is only ever written while it is not.
+     */
+    static Optional<String> snapshotRoot(String rootDir, String snapshotter, String containerId) {
+        if (!ID.matcher(containerId).matches() || !CACHE_ID.matcher(snapshotter).matches()) {
+            return Optional.empty();
+        }
+        try {
+            Libc.close(Libc.openHost(rootDir + "/rootfs", OpenFlags.O_PATH | OpenFlags.O_DIRECTORY));
+        } catch (ErrnoException e) {
+            return Optional.empty();
+        }
+        return Optional.of(rootDir + "/rootfs/" + snapshotter + "/" + containerId);
+    }
+
     /** The container's {@code hostconfig.json}, as a stream (the caller closes it). */
     static Optional<InputStream> hostConfig(String rootDir, String containerId) {
         return containerFile(rootDir, containerId, "hostconfig.json");

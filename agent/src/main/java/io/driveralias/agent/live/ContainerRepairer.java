@@ -33,9 +33,6 @@ import java.util.function.Predicate;
  */
 public final class ContainerRepairer {
 
-    /** How long a failed repair waits to tell an exiting process from a living one. */
-    private static final java.time.Duration EXIT_SETTLE = java.time.Duration.ofMillis(250);
-
     /**
      * What the agent is configured to look for, the same for every container.
      *
@@ -53,6 +50,7 @@ public final class ContainerRepairer {
     private final CreateWork createWork;
     private final Clock clock;
     private final RuntimeFileSets runtimeFiles;
+    private final SameStart sameStart;
 
     /** {@code seeder} null: no repair before start (one-shot commands). */
     public ContainerRepairer(ContainerRuntime runtime, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
@@ -71,6 +69,7 @@ public final class ContainerRepairer {
         this.createWork = new CreateWork(runtime, scope, seeder, clock);
         this.clock = clock;
         this.runtimeFiles = runtimeFiles;
+        this.sameStart = new SameStart(runtime, roots);
     }
 
     public Optional<Examination> examine(String id, Instant receivedAt, RootRepairer.Mode mode,
@@ -99,7 +98,8 @@ public final class ContainerRepairer {
             info = starting.isPresent() ? starting.get() : runtime.describe(id);
         } catch (ContainerRuntimeException.NoSuchContainer e) {
             ContainerRef ref = new ContainerRef(id, "", "", Optional.empty());
-            return Optional.of(gone(ref, Optional.empty(), receivedAt, "removed before it could be examined", false));
+            return Optional.of(gone(ref, Optional.empty(), Optional.empty(), receivedAt, "removed before it could be examined",
+                    false));
         } catch (ContainerRuntimeException.TooLarge e) {
             ContainerRef ref = new ContainerRef(id, "", "", Optional.empty());
             try (Mdc ignored = Mdc.container(ref)) {
@@ -127,7 +127,7 @@ public final class ContainerRepairer {
             }
             Optional<String> notGpu = withoutGpuRequest(info);
             if (!info.running()) {
-                return Optional.of(gone(ref, info.startedAt(), receivedAt, "exited before it could be examined",
+                return Optional.of(gone(ref, info.startedAt(), processNotBefore(info), receivedAt, "exited before it could be examined",
                         notGpu.isEmpty()));
             }
             if (notGpu.isPresent()) {
@@ -135,8 +135,9 @@ public final class ContainerRepairer {
                         receivedAt, notGpu.get()));
             }
             Examination result = repairRunning(info, ref, receivedAt, mode);
-            if (result.outcome() == ContainerOutcome.FAILED && !stillSameStart(info)) {
-                return Optional.of(gone(ref, info.startedAt(), receivedAt, "exited during the repair", true));
+            if (result.outcome() == ContainerOutcome.FAILED && !sameStart.stillSameStart(info)) {
+                return Optional.of(gone(ref, info.startedAt(), processNotBefore(info), receivedAt, "exited during the repair",
+                        true));
             }
             return Optional.of(result);
         }
@@ -211,7 +212,7 @@ public final class ContainerRepairer {
         RepairReport report;
         Optional<Instant> processStart = Optional.empty();
         boolean stillInInit = false;
-        try (OpenedContainer container = roots.open(info, () -> requireSameStart(info))) {
+        try (OpenedContainer container = roots.open(info, () -> sameStart.requireSameStart(info))) {
             processStart = container.processStartedAt();
             LocateRequest request = LocateRequest.container(settings.libraryDirectories(), container.injectedFiles(),
                     container.hostSources());
@@ -223,7 +224,7 @@ public final class ContainerRepairer {
             runtimeFiles.record(info, report);
         } catch (ErrnoException e) {
             if (e.is(Errno.ESRCH)) {
-                return gone(ref, info.startedAt(), receivedAt, e.getMessage(), true);
+                return gone(ref, info.startedAt(), processNotBefore(info), receivedAt, e.getMessage(), true);
             }
             FailureReason reason = Failures.reasonOf(e);
             report = new RepairReport(Optional.empty(), List.of(),
@@ -232,15 +233,17 @@ public final class ContainerRepairer {
         CreateWork.Seeded seed = createWork.takeSeeded(info.id()).orElse(null);
         LateRepairCause skipped = createWork.takeSkipped(info.id()).orElse(null);
         boolean addedAtStart = !report.applied().isEmpty();
-        Optional<Instant> created = processStart.or(info::startedAt);
+        Optional<Instant> created = processStart.or(() -> processNotBefore(info));
         if (seed != null) {
             report = report.withSeeded(seed.links());
             // Everything was in place before the container's first instruction: written before its
             // process existed, and the start path had nothing to add.
             if (!addedAtStart && !report.applied().isEmpty() && (seed.beforeProgram()
                     || FirstInstruction.aliasesWereThere(Optional.of(seed.seededAt()), created, false))) {
+                // No exposure, whatever the runtime's record of the start says (Docker 26 and later
+                // stamp it before the process is made, Docker 20.10 after it ran).
                 return new Examination(ref, report.outcome(), Optional.of(report), info.startedAt(), seed.receivedAt(),
-                        seed.seededAt(), "before start");
+                        seed.seededAt(), "before start").processStarted(Optional.of(seed.seededAt()));
             }
         }
         if (stillInInit && report.outcome() != ContainerOutcome.FAILED) {
@@ -251,6 +254,12 @@ public final class ContainerRepairer {
         }
         Examination result = finish(ref, report.outcome(), Optional.of(report), info.startedAt(), receivedAt, "")
                 .processStarted(processStart);
+        if (seed != null && !addedAtStart && report.outcome() != ContainerOutcome.FAILED) {
+            // Complete since the create's work, though not provably before the program began (written
+            // between runc's making the process and its start): exposed until then at most, not until now.
+            result = new Examination(ref, report.outcome(), Optional.of(report), info.startedAt(), seed.receivedAt(),
+                    seed.seededAt(), "").processStarted(processStart);
+        }
         if (!addedAtStart && seed == null) {
             return result;
         }
@@ -263,17 +272,19 @@ public final class ContainerRepairer {
      * A container gone before its start could be verified: repaired, if its aliases were
      * written before its process existed (a batch job that ran and exited meanwhile had them at
      * its first instruction); else, for a GPU container, missed (it ran without them, and that is
-     * counted and said); else gone. Where its start is not known, nothing is claimed: gone.
+     * counted and said); else gone. Where nothing says when its process was made ({@code processNotBefore}:
+     * an instant no later than that), nothing is claimed: gone.
      */
-    private Examination gone(ContainerRef ref, Optional<Instant> startedAt, Instant receivedAt, String detail, boolean gpu) {
+    private Examination gone(ContainerRef ref, Optional<Instant> startedAt, Optional<Instant> processNotBefore, Instant receivedAt,
+                             String detail, boolean gpu) {
         CreateWork.Seeded seed = createWork.takeSeeded(ref.id()).orElse(null);
         createWork.takeSkipped(ref.id());
-        if (seed != null && (seed.beforeProgram() || FirstInstruction.aliasesWereThere(Optional.of(seed.seededAt()), startedAt,
-                false))) {
+        if (seed != null && (seed.beforeProgram() || FirstInstruction.aliasesWereThere(Optional.of(seed.seededAt()),
+                processNotBefore, false))) {
             return new Examination(ref, ContainerOutcome.REPAIRED, Optional.of(RepairReport.seeded(seed.links())), startedAt,
-                    seed.receivedAt(), seed.seededAt(), "before start; " + detail);
+                    seed.receivedAt(), seed.seededAt(), "before start; " + detail).processStarted(Optional.of(seed.seededAt()));
         }
-        if (seed != null && !seed.beforeProgram() && startedAt.isEmpty()) {
+        if (seed != null && !seed.beforeProgram() && processNotBefore.isEmpty()) {
             // Seeded, but when it started is not known: neither claimed repaired nor missed.
             return finish(ref, ContainerOutcome.GONE, Optional.empty(), startedAt, receivedAt,
                     detail + " (its aliases were written at its creation; whether before its start is not known)");
@@ -285,52 +296,13 @@ public final class ContainerRepairer {
         return finish(ref, ContainerOutcome.GONE, Optional.empty(), startedAt, receivedAt, detail);
     }
 
-    /** The container still runs the process that was examined: same pid, same start. */
-    private void requireSameStart(ContainerInfo examined) throws ErrnoException {
-        try {
-            ContainerInfo now = runtime.describe(examined.id());
-            if (now.running() && now.pid() == examined.pid() && now.startedAt().equals(examined.startedAt())) {
-                return;
-            }
-        } catch (ContainerRuntimeException.NoSuchContainer e) {
-            // Removed: gone.
-        } catch (ContainerRuntimeException e) {
-            throw new ErrnoException(runtime.name(), examined.id() + ": " + e.getMessage(), Errno.EIO);
-        }
-        throw new ErrnoException("container", examined.id() + " (exited)", Errno.ESRCH);
-    }
-
     /**
-     * False when the examined start has ended: its process is a zombie, or Docker says the
-     * start is over. A process in the middle of exiting already fails the repair (its mount
-     * table reads EINVAL) but is neither a zombie nor exited in Docker's eyes yet: it gets a
-     * moment. A process this /proc does not show (no host PID namespace) is Docker's to judge.
-     * A Docker error keeps the failure.
+     * An instant no later than the creation of the container's process, from its description: its
+     * start where the runtime records it so (the kernel's record, or a runtime that stamps a start
+     * before it makes the process), else none (Docker before 26 stamps it after the process ran).
      */
-    private boolean stillSameStart(ContainerInfo examined) {
-        long deadline = System.nanoTime() + EXIT_SETTLE.toNanos();
-        while (true) {
-            ContainerRoots.ProcessState state = roots.processState(examined.pid());
-            if (state == ContainerRoots.ProcessState.ENDED) {
-                return false;
-            }
-            if (state == ContainerRoots.ProcessState.NOT_VISIBLE || System.nanoTime() > deadline) {
-                try {
-                    requireSameStart(examined);
-                } catch (ErrnoException e) {
-                    return !e.is(Errno.ESRCH);
-                }
-                if (System.nanoTime() > deadline) {
-                    return true;
-                }
-            }
-            try {
-                Thread.sleep(10);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return true;
-            }
-        }
+    static Optional<Instant> processNotBefore(ContainerInfo info) {
+        return info.startedAt().filter(s -> info.startBeforeProcess());
     }
 
     private Examination finish(ContainerRef ref, ContainerOutcome outcome, Optional<RepairReport> report,

@@ -20,7 +20,8 @@ final class FirstInstruction {
     /**
      * @param writtenAt       when the aliases found at the start were written (seeded before it), if they were
      * @param processCreated  when the container's process was made, as its kernel says (or, where
-     *                        only the runtime says, its record of the start, which is earlier still)
+     *                        only the runtime says, its record of the start where that is earlier still:
+     *                        never Docker's before 26, which stamps it after the process started)
      * @param stillInInit     the process had not begun the container's program when its aliases were verified
      */
     static boolean aliasesWereThere(Optional<Instant> writtenAt, Optional<Instant> processCreated, boolean stillInInit) {

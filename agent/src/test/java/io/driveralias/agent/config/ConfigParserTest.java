@@ -44,6 +44,20 @@ class ConfigParserTest {
     }
 
     @Test
+    void dockersContainerdIsFoundByDefaultNamedOrTurnedOff() throws Exception {
+        assertThat(ConfigParser.parse(List.of("run"), Map.of()).dockerContainerdAddress()).isEqualTo("auto");
+        assertThat(ConfigParser.parse(List.of("run", "--docker-containerd-address", "off"), Map.of())
+                .dockerContainerdAddress()).isEqualTo("off");
+        assertThat(ConfigParser.parse(List.of("run"), Map.of("DRIVER_ALIAS_DOCKER_CONTAINERD_ADDRESS",
+                "/host/run/containerd/containerd.sock")).dockerContainerdAddress())
+                .isEqualTo("unix:///host/run/containerd/containerd.sock");
+        for (String bad : List.of("tcp://1.2.3.4:1", "containerd.sock", "unix://", "unix:///run/../etc/x", "yes")) {
+            assertThatThrownBy(() -> ConfigParser.parse(List.of("run", "--docker-containerd-address", bad), Map.of()))
+                    .as(bad).hasMessageContaining("--docker-containerd-address");
+        }
+    }
+
+    @Test
     void repairBeforeStartIsOnUnlessTurnedOffAndGpuRuntimesDefaultToNvidia() throws Exception {
         AgentConfig defaults = ConfigParser.parse(List.of("run"), Map.of());
         assertThat(defaults.beforeStart()).isTrue();

@@ -300,7 +300,7 @@ class ContainerInspectParserTest {
             String withoutFraction = full.contains(".") ? full.substring(0, full.indexOf('.')) : full;
             int digits = random.nextInt(10);
             String text = withoutFraction + (digits == 0 ? "" : "." + String.format("%09d", instant.getNano()).substring(0, digits)) + "Z";
-            assertThat(ContainerInspectParser.time(text)).as(text).contains(Instant.parse(text));
+            assertThat(DockerTime.parse(text)).as(text).contains(Instant.parse(text));
         }
         for (String odd : List.of("2024-02-30T00:00:00Z", "2024-13-01T00:00:00Z", "2024-05-02T24:00:00Z", "2024-05-02T09:14:07.Z",
                 "2024-05-02T09:14:07.1234567890Z", "2024-05-02 09:14:07Z", "2024-05-02T09:14:07+02:00", "2016-12-31T23:59:60Z",
@@ -311,11 +311,36 @@ class ContainerInspectParserTest {
             } catch (java.time.format.DateTimeParseException e) {
                 expected = Optional.empty();
             }
-            assertThat(ContainerInspectParser.time(odd)).as(odd).isEqualTo(expected);
+            assertThat(DockerTime.parse(odd)).as(odd).isEqualTo(expected);
         }
     }
 
     private static long allocatedBytes() {
         return ((com.sun.management.ThreadMXBean) ManagementFactory.getThreadMXBean()).getCurrentThreadAllocatedBytes();
+    }
+
+    @Test
+    void aContainerInContainerdsImageStoreIsStoredByItsSnapshotterWhicheverFieldSaysSo() throws IOException {
+        // API 1.43 to 1.51: GraphDriver names the snapshotter, with no data; 1.52 on: Storage does, GraphDriver is gone.
+        String old = "{\"Id\":\"c\",\"State\":{\"Running\":false},\"GraphDriver\":{\"Data\":null,\"Name\":\"overlayfs\"}}";
+        String now = "{\"Id\":\"c\",\"Storage\":{\"RootFS\":{\"Snapshot\":{\"Name\":\"overlayfs\"}}},\"State\":{}}";
+        for (String json : List.of(old, now)) {
+            ContainerInfo info = inspect(json, RUNC);
+            assertThat(info.storage()).as(json).isEqualTo("overlayfs");
+            assertThat(info.overlay()).as("its layers are containerd's to tell").isEmpty();
+        }
+        assertThat(inspect("{\"Id\":\"c\",\"Storage\":{\"RootFS\":[1],\"x\":{}}}", RUNC).storage()).isEmpty();
+    }
+
+    @Test
+    void aStartingContainerIsFoundInTheListWhateverItsState() throws IOException {
+        String list = "[{\"Id\":\"c\",\"Names\":[\"/job\"],\"Image\":\"cuda\",\"State\":\"running\"}]";
+        try (JsonParser p = JsonReading.parser(text(list))) {
+            assertThat(ContainerInspectParser.find(p, "c", false)).get().extracting(ContainerInspectParser.Listed::name)
+                    .isEqualTo("job");
+        }
+        try (JsonParser p = JsonReading.parser(text(list))) {
+            assertThat(ContainerInspectParser.find(p, "c", true)).as("created only").isEmpty();
+        }
     }
 }

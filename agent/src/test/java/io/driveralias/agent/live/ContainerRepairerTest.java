@@ -262,6 +262,38 @@ class ContainerRepairerTest {
     }
 
     @Test
+    void onlyAStartRecordedBeforeTheProcessWasMadeDatesTheProcess() {
+        Instant at = Instant.parse("2026-11-30T10:00:00Z");
+        ContainerInfo kernel = ContainerInfo.builder("a").running(true).pid(7).startedAt(Optional.of(at)).build();
+        // Docker before 26 stamps StartedAt once runc has started the process: no proof of anything before it.
+        ContainerInfo stampedAfter = kernel.toBuilder().startBeforeProcess(false).build();
+
+        assertThat(ContainerRepairer.processNotBefore(kernel)).contains(at);
+        assertThat(ContainerRepairer.processNotBefore(stampedAfter)).isEmpty();
+        assertThat(ContainerRepairer.processNotBefore(ContainerInfo.builder("b").build())).isEmpty();
+    }
+
+    @Test
+    void aContainerSeededBeforeItsStartIsReportedWithoutExposureWhateverItsRuntimeRecordedAsItsStart() throws Exception {
+        ContainerRepairer seeding = fixtures.repairer(docker, fixtures.seeder());
+        ContainerInfo c = fixtures.createdOnOverlay(ContainerFixtures.newId(), "cuda", false);
+        docker.put(c);
+        assertThat(seeding.examine(c.id(), Instant.now(), RootRepairer.Mode.APPLY, Optional.empty(), false)).isEmpty();
+        Path lib = Files.createDirectories(Path.of(c.overlay().orElseThrow().mergedDir(), ContainerFixtures.LIB.substring(1)));
+        Files.createSymbolicLink(lib.resolve(ContainerFixtures.ALIAS), Path.of(ContainerFixtures.DRIVER_FILE));
+        Files.createFile(lib.resolve(ContainerFixtures.DRIVER_FILE));
+        // Docker 26 and later stamp StartedAt before runc makes the process, here before the aliases were written.
+        docker.put(c.toBuilder().running(true).pid(900_500).startedAt(Optional.of(Instant.now().minusMillis(60))).build());
+
+        Examination e = seeding.examine(c.id(), Instant.now(), RootRepairer.Mode.APPLY, Optional.empty(), false)
+                .orElseThrow();
+
+        assertThat(e.outcome()).isEqualTo(ContainerOutcome.REPAIRED);
+        assertThat(e.detail()).isEqualTo("before start");
+        assertThat(e.exposure()).contains(java.time.Duration.ZERO);
+    }
+
+    @Test
     void aGpuContainerRepairedAtItsStartSaysWhyNotBefore() throws Exception {
         ContainerRepairer seeding = fixtures.repairer(docker, fixtures.seeder());
         ContainerInfo missed = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED);

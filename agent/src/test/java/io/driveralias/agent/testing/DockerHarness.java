@@ -13,6 +13,10 @@ import java.util.concurrent.TimeUnit;
  * private {@code dockerd} with its own data root, exec root and socket under a temp dir
  * ({@code --iptables=false --bridge=none}), started once per test JVM and stopped at its end.
  * Tests drive it through the {@code docker} CLI, independently of the code under test.
+ * {@link #start(DockerRelease, boolean, String...)} starts another, of one of the releases the ITs
+ * run side by side, laid out as on a host: its exec root {@code docker} beside its socket (as
+ * {@code /run/docker} is beside {@code /run/docker.sock}), and for the newer releases their own
+ * containerd at {@code containerd/containerd.sock}.
  */
 public final class DockerHarness implements AutoCloseable {
 
@@ -21,6 +25,9 @@ public final class DockerHarness implements AutoCloseable {
     private final String host;
     private final Path dir;
     private final List<String> daemonOptions;
+    private final DockerRelease release;
+    private final String execRoot;
+    private PrivateContainerd containerd;
     private Process daemon;
 
     private DockerHarness(String host, Path dir) {
@@ -28,9 +35,59 @@ public final class DockerHarness implements AutoCloseable {
     }
 
     private DockerHarness(String host, Path dir, List<String> daemonOptions) {
+        this(host, dir, daemonOptions, DockerRelease.DEBIAN_12, "exec");
+    }
+
+    private DockerHarness(String host, Path dir, List<String> daemonOptions, DockerRelease release, String execRoot) {
         this.host = host;
         this.dir = dir;
         this.daemonOptions = List.copyOf(daemonOptions);
+        this.release = release;
+        this.execRoot = execRoot;
+    }
+
+    /**
+     * A private dockerd of {@code release}, keeping its images and containers in containerd's
+     * image store ({@code "features": {"containerd-snapshotter": true}}, Docker 29's default on a new
+     * install) or in overlay2, with extra daemon options; {@link #close} stops it (and its
+     * containerd) and removes its data.
+     */
+    public static DockerHarness start(DockerRelease release, boolean imageStore, String... daemonOptions) {
+        if (imageStore && !release.hasImageStore()) {
+            throw new IllegalArgumentException("Docker " + release.version() + " has no containerd image store");
+        }
+        try {
+            Path dir = sharedMount(Files.createTempDirectory("daa-dockerd-"));
+            List<String> options = new ArrayList<>();
+            PrivateContainerd containerd = null;
+            if (release.needsContainerd()) {
+                Files.writeString(dir.resolve("daemon.json"), "{\"features\": {\"containerd-snapshotter\": " + imageStore + "}}\n");
+                options.addAll(List.of("--config-file", dir.resolve("daemon.json").toString()));
+                containerd = PrivateContainerd.start(dir, release);
+                options.addAll(List.of("--containerd", containerd.socket().toString()));
+            }
+            options.addAll(List.of(daemonOptions));
+            DockerHarness docker = new DockerHarness("unix://" + dir.resolve("docker.sock"), dir, options, release, "docker");
+            docker.containerd = containerd;
+            try {
+                docker.startDaemon();
+            } catch (AssertionError | RuntimeException e) {
+                docker.stopDaemonQuietly();
+                throw e;
+            }
+            return docker;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    public DockerRelease release() {
+        return release;
+    }
+
+    /** The private containerd's root (its snapshots), for a newer release. */
+    public java.util.Optional<Path> containerdRoot() {
+        return java.util.Optional.ofNullable(containerd).map(PrivateContainerd::root);
     }
 
     /**
@@ -103,15 +160,19 @@ public final class DockerHarness implements AutoCloseable {
         requirePrivate();
         try {
             Path log = dir.resolve("dockerd.log");
-            List<String> cmd = new ArrayList<>(List.of("dockerd",
+            List<String> cmd = new ArrayList<>(List.of(release.dockerd(),
                     "--data-root", dir.resolve("data").toString(),
-                    "--exec-root", dir.resolve("exec").toString(),
+                    "--exec-root", dir.resolve(execRoot).toString(),
                     "--pidfile", dir.resolve("docker.pid").toString(),
                     "-H", host,
                     "--iptables=false", "--ip6tables=false", "--bridge=none"));
             cmd.addAll(daemonOptions);
-            daemon = new ProcessBuilder(cmd)
-                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile())).start();
+            ProcessBuilder builder = new ProcessBuilder(cmd)
+                    .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()));
+            if (!release.binDirectories().isEmpty()) {
+                builder.environment().put("PATH", String.join(":", release.binDirectories()) + ":" + System.getenv("PATH"));
+            }
+            daemon = builder.start();
         } catch (IOException e) {
             throw new AssertionError("cannot start dockerd (apt-get install docker.io; .ci/run does): " + e, e);
         }
@@ -149,7 +210,7 @@ public final class DockerHarness implements AutoCloseable {
         if (daemon == null) {
             return;
         }
-        Path runtimeState = dir.resolve("exec/containerd");
+        Path runtimeState = dir.resolve(execRoot + "/containerd");
         String containerd = "";
         try {
             containerd = Files.readString(runtimeState.resolve("containerd.pid")).trim();
@@ -214,10 +275,15 @@ public final class DockerHarness implements AutoCloseable {
     private void stopDaemonQuietly() {
         try {
             stopDaemon();
-            killShims(dir.resolve("exec/containerd"));
+            killShims(dir.resolve(execRoot + "/containerd"));
+            if (containerd != null) {
+                containerd.stop();
+            }
             // Once a container has used --network host, dockerd leaves the host's network
             // namespace bind-mounted here when it stops, and rm could not remove the directory.
-            Processes.run(List.of("umount", "-l", dir.resolve("exec/netns/default").toString()), 30);
+            Processes.run(List.of("umount", "-l", dir.resolve(execRoot + "/netns/default").toString()), 30);
+            // Mounts a crashed daemon or containerd left (roots, shm): under the shared mount, gone with it.
+            Processes.run(List.of("sh", "-c", "grep -o ' " + dir + "/[^ ]*' /proc/mounts | sort -r | xargs -r -n1 umount -l"), 30);
             Processes.run(List.of("umount", "-l", dir.toString()), 30);
             Processes.run(List.of("rm", "-rf", dir.toString()), 120);
         } catch (RuntimeException | AssertionError ignored) {
