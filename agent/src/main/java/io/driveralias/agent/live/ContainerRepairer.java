@@ -99,7 +99,7 @@ public final class ContainerRepairer {
         } catch (ContainerRuntimeException.NoSuchContainer e) {
             ContainerRef ref = new ContainerRef(id, "", "", Optional.empty());
             return Optional.of(gone(ref, Optional.empty(), Optional.empty(), receivedAt, "removed before it could be examined",
-                    false));
+                    Seen.NOT_GPU));
         } catch (ContainerRuntimeException.TooLarge e) {
             ContainerRef ref = new ContainerRef(id, "", "", Optional.empty());
             try (Mdc ignored = Mdc.container(ref)) {
@@ -128,7 +128,7 @@ public final class ContainerRepairer {
             Optional<String> notGpu = withoutGpuRequest(info);
             if (!info.running()) {
                 return Optional.of(gone(ref, info.startedAt(), processNotBefore(info), receivedAt, "exited before it could be examined",
-                        notGpu.isEmpty()));
+                        notGpu.isEmpty() ? Seen.LACKED : Seen.NOT_GPU));
             }
             if (notGpu.isPresent()) {
                 return Optional.of(finish(ref, ContainerOutcome.NO_DRIVER, Optional.empty(), info.startedAt(),
@@ -136,8 +136,9 @@ public final class ContainerRepairer {
             }
             Examination result = repairRunning(info, ref, receivedAt, mode);
             if (result.outcome() == ContainerOutcome.FAILED && !sameStart.stillSameStart(info)) {
+                // Its repair failed (an alias it could not write) before it exited: it ran without that alias.
                 return Optional.of(gone(ref, info.startedAt(), processNotBefore(info), receivedAt, "exited during the repair",
-                        true));
+                        Seen.LACKED));
             }
             return Optional.of(result);
         }
@@ -224,7 +225,7 @@ public final class ContainerRepairer {
             runtimeFiles.record(info, report);
         } catch (ErrnoException e) {
             if (e.is(Errno.ESRCH)) {
-                return gone(ref, info.startedAt(), processNotBefore(info), receivedAt, e.getMessage(), true);
+                return gone(ref, info.startedAt(), processNotBefore(info), receivedAt, e.getMessage(), Seen.WHILE_WRITING);
             }
             FailureReason reason = Failures.reasonOf(e);
             report = new RepairReport(Optional.empty(), List.of(),
@@ -268,15 +269,29 @@ public final class ContainerRepairer {
                 info.overlay().isPresent()));
     }
 
+    /** What the agent knows of a container found gone: whether it asks for a GPU, and whether aliases were being written. */
+    private enum Seen {
+        /** Not a GPU container, or not known to be one (removed before its description). */
+        NOT_GPU,
+        /** A GPU container without its aliases for all the agent did (nothing written, a seed aside, or a repair that failed). */
+        LACKED,
+        /** A GPU container gone while the agent was writing its aliases. */
+        WHILE_WRITING
+    }
+
     /**
      * A container gone before its start could be verified: repaired, if its aliases were
      * written before its process existed (a batch job that ran and exited meanwhile had them at
-     * its first instruction); else, for a GPU container, missed (it ran without them, and that is
-     * counted and said); else gone. Where nothing says when its process was made ({@code processNotBefore}:
-     * an instant no later than that), nothing is claimed: gone.
+     * its first instruction); missed, for a GPU container into which nothing was written before it
+     * was gone, or whose repair failed (it ran without them: counted and said); else gone. Aliases written after its
+     * process was made (at its creation or by the repair it exited during) may or may not have
+     * been there at its first instruction: nothing is claimed either way, neither repaired nor
+     * missed (a container that found them was once said missed, a false alarm). Where nothing
+     * says when its process was made ({@code processNotBefore}: an instant no later than that),
+     * nothing is claimed: gone.
      */
     private Examination gone(ContainerRef ref, Optional<Instant> startedAt, Optional<Instant> processNotBefore, Instant receivedAt,
-                             String detail, boolean gpu) {
+                             String detail, Seen seen) {
         CreateWork.Seeded seed = createWork.takeSeeded(ref.id()).orElse(null);
         createWork.takeSkipped(ref.id());
         if (seed != null && (seed.beforeProgram() || FirstInstruction.aliasesWereThere(Optional.of(seed.seededAt()),
@@ -284,12 +299,15 @@ public final class ContainerRepairer {
             return new Examination(ref, ContainerOutcome.REPAIRED, Optional.of(RepairReport.seeded(seed.links())), startedAt,
                     seed.receivedAt(), seed.seededAt(), "before start; " + detail).processStarted(Optional.of(seed.seededAt()));
         }
-        if (seed != null && !seed.beforeProgram() && processNotBefore.isEmpty()) {
-            // Seeded, but when it started is not known: neither claimed repaired nor missed.
-            return finish(ref, ContainerOutcome.GONE, Optional.empty(), startedAt, receivedAt,
-                    detail + " (its aliases were written at its creation; whether before its start is not known)");
+        if (seed != null) {
+            return finish(ref, ContainerOutcome.GONE, Optional.empty(), startedAt, receivedAt, detail
+                    + " (its aliases were written at its creation, not provably before its process began)");
         }
-        if (gpu || seed != null) {
+        if (seen == Seen.WHILE_WRITING) {
+            return finish(ref, ContainerOutcome.GONE, Optional.empty(), startedAt, receivedAt, detail
+                    + " (it ended while its aliases were being written: whether it had them at its first instruction is not known)");
+        }
+        if (seen == Seen.LACKED) {
             return finish(ref, ContainerOutcome.MISSED, Optional.of(new RepairReport(Optional.empty(), List.of(),
                     List.of(new Problem("/", FailureReason.CONTAINER_GONE, detail)))), startedAt, receivedAt, detail);
         }

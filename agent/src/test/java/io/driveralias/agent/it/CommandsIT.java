@@ -46,9 +46,14 @@ class CommandsIT {
         return Processes.run(cmd);
     }
 
-    /** The command's stdout: the log goes to stderr, which Processes merges; JSON starts at '['. */
+    /**
+     * The command's stdout: the log goes to stderr, which Processes merges (its lines hold '[' too,
+     * "[main]"); the JSON starts with the first line that begins with '['.
+     */
     static JsonNode json(Processes.Result r) throws Exception {
-        return new ObjectMapper().readTree(r.output().substring(r.output().indexOf('[')));
+        java.util.regex.Matcher start = java.util.regex.Pattern.compile("(?m)^\\[").matcher(r.output());
+        assertThat(start.find()).as("a JSON array on its own line in: " + r.output()).isTrue();
+        return new ObjectMapper().readTree(r.output().substring(start.start()));
     }
 
     @Test

@@ -157,7 +157,7 @@ class AgentTest {
     }
 
     @Test
-    void aGpuContainerThatVanishesDuringItsRepairIsMissedNotFailed() throws Exception {
+    void aGpuContainerThatVanishesDuringItsRepairIsGoneNeitherMissedNorFailed() throws Exception {
         start(2, 100);
         ContainerInfo c = running();
         docker.afterInspect(c.id(), 1, info -> null);
@@ -165,7 +165,7 @@ class AgentTest {
         docker.emit(c.id(), "start", "1.1");
 
         await("examined", WAIT, () -> metrics.examined().size() == 1);
-        assertThat(metrics.examined()).containsExactly(ContainerOutcome.MISSED);
+        assertThat(metrics.examined()).containsExactly(ContainerOutcome.GONE);
         assertThat(metrics.unrepaired()).isEmpty();
     }
 
