@@ -2,7 +2,6 @@ package io.driveralias.agent.webconfig;
 
 import io.driveralias.agent.config.ConfigException;
 import java.io.IOException;
-import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -105,12 +104,9 @@ public final class WebSecurity {
         }
     }
 
-    /**
-     * Checks a request's {@code Authorization} header against the snapshot's users, for
-     * {@code client} (whose share of the password checks is bounded); see {@link BasicAuth#check}.
-     */
-    public BasicAuth.Verdict authorize(Snapshot snapshot, String authorization, InetAddress client) throws InterruptedException {
-        return auth.check(snapshot.users(), authorization, client);
+    /** Checks a request's {@code Authorization} header against the snapshot's users. */
+    public BasicAuth.Verdict authorize(Snapshot snapshot, String authorization) {
+        return auth.check(snapshot.users(), authorization);
     }
 
     BasicAuth auth() {
