@@ -267,8 +267,11 @@ class LeastPrivilegeIT {
         Map<Case, Expect> expected = new EnumMap<>(ALL);
         // Copies the agent cannot see as the host's: not the driver, nothing written, before or after the start.
         expected.put(Case.UNSEEN_SOURCES, new Expect(null, false, false, firstOutput(FOREIGN_MODE, "{0}")));
-        // Through the overlay Docker mounts on the node just before runc runs the process.
-        expected.put(Case.DOCKER_RUN, new Expect(BEFORE_START_LINE, true, null, firstOutput(FOREIGN_MODE, "")));
+        // Through the overlay Docker mounts on the node just before runc runs the process: the link is
+        // there at the first instruction. The agent says "before start" only where it can prove it; on
+        // Docker 20.10 without Docker's containerd it cannot always tell the process's start (once in
+        // CI the container found its link and the agent's line said 22 ms after the start).
+        expected.put(Case.DOCKER_RUN, new Expect(REPAIRED, true, null, firstOutput(FOREIGN_MODE, "")));
         trial("(none)", Set.of(), expected, true);
     }
 
