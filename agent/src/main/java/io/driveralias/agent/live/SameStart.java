@@ -13,6 +13,8 @@ final class SameStart {
 
     /** How long a failed repair waits to tell an exiting process from a living one. */
     private static final Duration EXIT_SETTLE = Duration.ofMillis(250);
+    /** Two datings of one start: Docker's and the kernel's are at most some 100 ms apart. */
+    private static final Duration SAME_START = Duration.ofSeconds(1);
 
     private final ContainerRuntime runtime;
     private final ContainerRoots roots;
@@ -26,7 +28,7 @@ final class SameStart {
     void requireSameStart(ContainerInfo examined) throws ErrnoException {
         try {
             ContainerInfo now = runtime.describe(examined.id());
-            if (now.running() && now.pid() == examined.pid() && now.startedAt().equals(examined.startedAt())) {
+            if (now.running() && now.pid() == examined.pid() && sameInstant(now, examined)) {
                 return;
             }
         } catch (ContainerRuntimeException.NoSuchContainer e) {
@@ -35,6 +37,19 @@ final class SameStart {
             throw new ErrnoException(runtime.name(), examined.id() + ": " + e.getMessage(), Errno.EIO);
         }
         throw new ErrnoException("container", examined.id() + " (exited)", Errno.ESRCH);
+    }
+
+    /**
+     * The same start, though the two descriptions may date it from different sources: Docker's
+     * {@code StartedAt} (tens of ms off the process's) where the kernel's record of the process
+     * could not be read, the kernel's elsewhere. Its pid already tells a restart (a new process);
+     * the instant only guards against a pid used again, which takes far longer than this.
+     */
+    private static boolean sameInstant(ContainerInfo a, ContainerInfo b) {
+        if (a.startedAt().isEmpty() || b.startedAt().isEmpty()) {
+            return a.startedAt().equals(b.startedAt());
+        }
+        return Duration.between(a.startedAt().get(), b.startedAt().get()).abs().compareTo(SAME_START) <= 0;
     }
 
     /**
