@@ -19,7 +19,7 @@ import java.util.function.LongSupplier;
  * <li>in total: one hash at a time, on a platform thread of its own (at most one core, and never
  * a carrier of the virtual threads that answer the probes), at most {@value #QUEUE} waiting;</li>
  * <li>per address: one check waiting or running at a time (a second gets "busy" at once), and
- * {@value #SHARE_PERCENT} % of one core on average ({@value #BANK_MILLIS} ms of hashing banked):
+ * {@value #SHARE_PERCENT} % of one core on average ({@value #BANK_MILLIS} ms of the hasher's CPU banked):
  * alone, a guessing address costs a tenth of a core; many of them share the one hash;</li>
  * <li>per wait: at most {@value #MAX_WAIT_MILLIS} ms, then "busy".</li>
  * </ul>
@@ -51,6 +51,8 @@ final class BcryptQueue {
     }
 
     private final LongSupplier clock;
+    /** What a hash cost, read on the hasher's thread before and after it: its CPU time in production. */
+    private final LongSupplier cost;
     private final Object lock = new Object();
     private final Map<InetAddress, Client> clients = new LinkedHashMap<>(64, 0.75f, true);
     private final ArrayDeque<Turn> first = new ArrayDeque<>();
@@ -58,13 +60,29 @@ final class BcryptQueue {
     private boolean working;
     private long hashes;
 
+    /**
+     * The bank is charged the hasher thread's CPU time, not the wall time of a hash: on a busy
+     * node (the hasher runs at the port's lower priority) a hash of 60 ms of CPU can take a second,
+     * and charging that would refuse a valid login after two wrong ones.
+     */
     BcryptQueue() {
-        this(System::nanoTime);
+        this(System::nanoTime, BcryptQueue::threadCpuNanos);
     }
 
-    /** {@code clock}: nanoseconds, as {@link System#nanoTime()}; tests pass their own. */
+    /** {@code clock}: nanoseconds, as {@link System#nanoTime()}, also what a hash costs; tests pass their own. */
     BcryptQueue(LongSupplier clock) {
+        this(clock, clock);
+    }
+
+    private BcryptQueue(LongSupplier clock, LongSupplier cost) {
         this.clock = clock;
+        this.cost = cost;
+    }
+
+    private static long threadCpuNanos() {
+        java.lang.management.ThreadMXBean threads = java.lang.management.ManagementFactory.getThreadMXBean();
+        long cpu = threads.isCurrentThreadCpuTimeSupported() ? threads.getCurrentThreadCpuTime() : -1;
+        return cpu >= 0 ? cpu : System.nanoTime(); // no CPU clock for threads here: the wall time, as before
     }
 
     /**
@@ -163,18 +181,19 @@ final class BcryptQueue {
     }
 
     private void run(Turn turn) {
-        long start = clock.getAsLong();
+        long start = cost.getAsLong();
         boolean verified = false;
         try {
             verified = turn.hash().getAsBoolean();
         } catch (RuntimeException e) {
             verified = false; // a hash the library refuses: nobody gets in with it
         } finally {
+            long spent = cost.getAsLong() - start;
             synchronized (lock) {
                 long now = clock.getAsLong();
                 Client c = clients.get(turn.client());
                 c.pending = false;
-                c.bankNanos -= now - start;
+                c.bankNanos -= spent;
                 c.failed = !verified;
                 c.failedUntil = now + TimeUnit.SECONDS.toNanos(FAILED_MEMORY_SECONDS);
             }
