@@ -201,7 +201,7 @@ public final class AgentHttpServer implements AutoCloseable {
             boolean own = quiet && quietThreads.tryAcquire();
             Runnable work = () -> {
                 try {
-                    serve(connection, admitted);
+                    serve(connection, admitted, !quiet);
                 } finally {
                     thread.release();
                     if (own) {
@@ -230,7 +230,8 @@ public final class AgentHttpServer implements AutoCloseable {
         return slots.heldBy(peer) < FEW && reserve.tryAcquire() ? reserve : null;
     }
 
-    private void serve(Connection connection, ConnectionSlots.Slot slot) {
+    /** {@code busy}: the client's address held many connections when this one was accepted. */
+    private void serve(Connection connection, ConnectionSlots.Slot slot, boolean busy) {
         if (Thread.currentThread().isVirtual()) {
             ServingPriority.lowerCarrier(); // below the repairs
         }
@@ -244,7 +245,7 @@ public final class AgentHttpServer implements AutoCloseable {
             Optional<ServerTls> tls = web.tls();
             Socket socket = raw;
             if (tls.isPresent()) {
-                SSLSocket ssl = tlsStart.handshake(connection, tls.get(), accepted, deadline);
+                SSLSocket ssl = tlsStart.handshake(connection, tls.get(), accepted, deadline, busy);
                 if (ssl == null) {
                     return;
                 }

@@ -15,14 +15,17 @@ import java.util.function.LongSupplier;
  * preempted. So each address has at most {@value #IN_PROGRESS} handshakes in progress, and
  * starts at most {@value #PER_SECOND} a second ({@value #BURST} at once after a quiet spell):
  * a flood that is evicted as fast as it reconnects frees its turns at once, and only the rate
- * bounds what it makes the agent compute. Addresses that handshake more than
- * {@value #QUIET_PER_SECOND} times a second (after {@value #QUIET_BURST} at once) are busy, and
- * share {@value #BUSY_IN_PROGRESS} handshakes in progress and {@value #BUSY_PER_SECOND} a second
- * among them all (about 60 ms of CPU a second, however many addresses flood), so that the
- * kubelet's probes and Prometheus' scrapes, from addresses of their own, never wait for a turn
- * and find at most {@value #BUSY_IN_PROGRESS} busy handshakes ahead of theirs. The accounts
- * outlive the connections (an address that closes everything and comes back finds its own), at
- * most {@value #CLIENTS} addresses, the least recently seen idle one forgotten first.
+ * bounds what it makes the agent compute. The handshakes of addresses that hold many connections
+ * (the caller says which: a flood's, never the kubelet's probes or a Prometheus, which hold one
+ * or two) are busy, and share {@value #BUSY_IN_PROGRESS} handshakes in progress and
+ * {@value #BUSY_PER_SECOND} a second among them all (about 60 ms of CPU a second, however many
+ * addresses flood), so that the probes, from addresses of their own, never wait for a busy turn
+ * and find at most {@value #BUSY_IN_PROGRESS} busy handshakes ahead of theirs. Busy is what an
+ * address holds, not how often it handshakes: a probe run back to back (ten in a second, a new
+ * connection each) once counted as busy by its rate and queued for 5 s behind stalled handshakes
+ * of a flood holding every busy turn. The accounts outlive the connections (an address that
+ * closes everything and comes back finds its own), at most {@value #CLIENTS} addresses, the least
+ * recently seen idle one forgotten first.
  */
 final class HandshakeTurns {
 
@@ -40,20 +43,11 @@ final class HandshakeTurns {
     static final int BUSY_PER_SECOND = 16;
     private static final long BUSY_INTERVAL = TimeUnit.SECONDS.toNanos(1) / BUSY_PER_SECOND;
     private static final long INTERVAL = TimeUnit.SECONDS.toNanos(1) / PER_SECOND;
-    /**
-     * Handshakes of an address that is not busy: at most this many at once, then two a second,
-     * what the kubelet's probes need at their shortest period (a liveness and a readiness probe
-     * every second) and a Prometheus never exceeds.
-     */
-    static final int QUIET_BURST = 4;
-    static final int QUIET_PER_SECOND = 2;
-    private static final long QUIET_INTERVAL = TimeUnit.SECONDS.toNanos(1) / QUIET_PER_SECOND;
 
     /** One address: its handshakes in progress, and the earliest time its next may start (a virtual schedule). */
     private static final class Client {
         final Semaphore inProgress = new Semaphore(IN_PROGRESS);
         long next;
-        long quietNext;
     }
 
     /** A turn taken; {@link #end} it when the handshake is over. */
@@ -91,9 +85,10 @@ final class HandshakeTurns {
 
     /**
      * A turn for {@code address}, waiting for it until {@code deadline} (a {@link System#nanoTime()}
-     * value), or null if none comes by then. Interrupted, it gives up the turn.
+     * value), or null if none comes by then; {@code busy}: the address holds many connections, and
+     * the turn is one of the busy addresses' few. Interrupted, it gives up the turn.
      */
-    Turn await(InetAddress address, long deadline) throws InterruptedException {
+    Turn await(InetAddress address, boolean busy, long deadline) throws InterruptedException {
         Client c = client(address);
         long left = deadline - clock.getAsLong();
         if (left <= 0 || !c.inProgress.tryAcquire(left, TimeUnit.NANOSECONDS)) {
@@ -101,19 +96,19 @@ final class HandshakeTurns {
         }
         boolean taken = false;
         try {
-            Start start = reserve(c, deadline);
+            Long start = reserve(c, deadline);
             if (start == null) {
                 return null;
             }
-            long wait = start.at() - clock.getAsLong();
+            long wait = start - clock.getAsLong();
             if (wait > 0) {
                 TimeUnit.NANOSECONDS.sleep(wait);
             }
-            if (start.busy() && !busyTurn(deadline)) {
+            if (busy && !busyTurn(deadline)) {
                 return null;
             }
             taken = true;
-            return new Turn(c.inProgress, start.busy() ? busy : null);
+            return new Turn(c.inProgress, busy ? this.busy : null);
         } finally {
             if (!taken) {
                 c.inProgress.release();
@@ -151,16 +146,11 @@ final class HandshakeTurns {
         }
     }
 
-    /** When a handshake may start, and whether its address handshakes often enough to share {@link #BUSY_IN_PROGRESS}. */
-    private record Start(long at, boolean busy) {
-    }
-
     /**
      * When this handshake may start, the schedule moved on by one; null, and the schedule left as
-     * it was, if that is past {@code deadline}. A quiet address may start {@value #BURST} at once.
-     * Busy: past {@value #QUIET_BURST} at once and {@value #QUIET_PER_SECOND} a second.
+     * it was, if that is past {@code deadline}. An address idle for a while may start {@value #BURST} at once.
      */
-    private synchronized Start reserve(Client c, long deadline) {
+    private synchronized Long reserve(Client c, long deadline) {
         long now = clock.getAsLong();
         long earliest = now - (BURST - 1) * INTERVAL;
         if (c.next - earliest < 0) {
@@ -171,13 +161,7 @@ final class HandshakeTurns {
             return null;
         }
         c.next += INTERVAL;
-        long quietEarliest = start - (QUIET_BURST - 1) * QUIET_INTERVAL;
-        if (c.quietNext - quietEarliest < 0) {
-            c.quietNext = quietEarliest;
-        }
-        boolean busy = c.quietNext - start > 0;
-        c.quietNext += QUIET_INTERVAL;
-        return new Start(start, busy);
+        return start;
     }
 
     private synchronized Client client(InetAddress address) {
@@ -185,7 +169,6 @@ final class HandshakeTurns {
         if (c == null) {
             c = new Client();
             c.next = clock.getAsLong() - BURST * INTERVAL;
-            c.quietNext = clock.getAsLong() - QUIET_BURST * QUIET_INTERVAL;
             clients.put(address, c);
             if (clients.size() > CLIENTS) {
                 forgetOneIdle();

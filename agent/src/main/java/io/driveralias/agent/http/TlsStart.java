@@ -32,14 +32,15 @@ final class TlsStart {
     /**
      * The TLS socket over the connection accepted at {@code accepted} (a {@link System#nanoTime()}),
      * handshaken within {@link #HANDSHAKE_DEADLINE} and {@code headDeadline}; null if the client
-     * sent nothing, or the handshake did not happen in time.
+     * sent nothing, or the handshake did not happen in time. {@code busy}: its address held many
+     * connections when it was accepted (see {@link HandshakeTurns}).
      */
-    SSLSocket handshake(Connection connection, ServerTls tls, long accepted, long headDeadline) throws IOException {
+    SSLSocket handshake(Connection connection, ServerTls tls, long accepted, long headDeadline, boolean busy) throws IOException {
         byte[] first = firstBytes(connection.socket(), headDeadline);
         if (first == null) {
             return null;
         }
-        return handshake(connection, tls, first, Math.min(headDeadline, accepted + HANDSHAKE_DEADLINE.toNanos()));
+        return handshake(connection, tls, first, Math.min(headDeadline, accepted + HANDSHAKE_DEADLINE.toNanos()), busy);
     }
 
     /**
@@ -49,13 +50,13 @@ final class TlsStart {
      * buffers, handshake context) is made only in that turn: connections waiting for it cost
      * their first bytes and no more.
      */
-    private SSLSocket handshake(Connection connection, ServerTls tls, byte[] first, long deadline) throws IOException {
+    private SSLSocket handshake(Connection connection, ServerTls tls, byte[] first, long deadline, boolean busy) throws IOException {
         if (!connection.waiting()) {
             return null;
         }
         HandshakeTurns.Turn turn;
         try {
-            turn = handshakes.await(connection.socket().getInetAddress(), deadline);
+            turn = handshakes.await(connection.socket().getInetAddress(), busy, deadline);
         } catch (InterruptedException evicted) {
             return null;
         } finally {
