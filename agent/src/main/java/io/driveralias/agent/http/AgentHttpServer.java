@@ -1,17 +1,16 @@
 package io.driveralias.agent.http;
 
-import io.driveralias.agent.metrics.PrometheusScrape;
+import io.driveralias.agent.webconfig.BasicAuth;
 import io.driveralias.agent.webconfig.ServerTls;
+import io.driveralias.agent.webconfig.ServingPriority;
 import io.driveralias.agent.webconfig.WebSecurity;
 import java.io.Closeable;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
-import java.net.SocketTimeoutException;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.Arrays;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -19,7 +18,6 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 import javax.net.ssl.SSLSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -28,7 +26,9 @@ import org.slf4j.LoggerFactory;
  * {@code /metrics}, {@code /healthz} and {@code /readyz}: a small HTTP/1.1 server that a
  * hostile client cannot hold hostage. The port is reachable from any pod, and a liveness probe
  * that hangs gets the agent restarted, so every connection is bounded: one virtual thread each
- * (an idle or slow client costs a parked virtual thread, never a pool slot), at most
+ * (an idle or slow client costs a parked virtual thread, never a pool slot; an address holding
+ * few connections gets a kernel thread of a few, so that the probes never queue for a carrier behind a
+ * flood's connections), at most
  * {@link Limits#maxConnections} at once and {@link Limits#maxPerClient} from one address, where a
  * newcomer evicts a connection that has not sent its request yet rather than be refused (see
  * {@link ConnectionSlots}: however many addresses hold idle connections, a probe gets in), the
@@ -37,15 +37,28 @@ import org.slf4j.LoggerFactory;
  * included, is cut at {@link Limits#exchangeDeadline}. One request per connection
  * ({@code Connection: close}). The JDK's com.sun.net.httpserver was dropped: its timeouts are
  * JVM-wide system properties read once, and its default has none.
+ *
+ * <p>What a client makes the agent compute is bounded per address and in total, and waiting for
+ * it holds no slot: TLS handshakes take turns per address ({@link TlsStart}), password checks
+ * take turns of bcrypt per address ({@code BcryptQueue}), and a connection waiting for either
+ * stays evictable. The probes never wait for a password. The serving threads run at a lower
+ * priority than the repairs ({@link ServingPriority}).
  */
 public final class AgentHttpServer implements AutoCloseable {
 
     private static final Logger log = LoggerFactory.getLogger(AgentHttpServer.class);
-    private static final int BACKLOG = 128;
-    /** Scrapes render the whole registry; a burst of them must not take every CPU. */
-    private static final int CONCURRENT_RENDERS = 2;
-    /** A TLS record header and the start of a ClientHello; the rest is read by the TLS socket. */
-    private static final int FIRST_TLS_READ = 512;
+    /**
+     * Connections the kernel holds until they are accepted (capped by {@code net.core.somaxconn},
+     * 4096 by default since Linux 5.4). More than the connections a flood can have in flight
+     * ({@link Limits#maxConnections} and the evicted ones reconnecting): with 128, 1,024
+     * connections looping on connect filled it, and the kernel dropped the probe's SYN, which a
+     * client resends only after a second.
+     */
+    private static final int BACKLOG = 4096;
+    /** Connections that the kubelet's probes or a Prometheus hold at most, with room to spare. */
+    private static final int FEW = 8;
+    /** Kernel threads for the connections of addresses that hold fewer than {@link #FEW} (see {@link #acceptLoop}). */
+    private static final int QUIET_THREADS = 16;
 
     /** The bounds on what one client may cost. */
     public record Limits(int maxConnections, Duration headerDeadline, Duration exchangeDeadline, int maxHeaderBytes,
@@ -63,13 +76,18 @@ public final class AgentHttpServer implements AutoCloseable {
     }
 
     private final ServerSocket listener;
-    private final MetricsSource metrics;
-    private final AgentStatus status;
     private final Limits limits;
     private final WebSecurity security;
     private final ConnectionSlots slots;
-    private final Semaphore renders = new Semaphore(CONCURRENT_RENDERS);
+    private final TlsStart tlsStart = new TlsStart();
+    private final ConnectionRate connectionRate = new ConnectionRate();
+    private final Responder responder;
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+    /** Connection threads alive: the held slots and the evicted ones still ending, half as many again. */
+    private final Semaphore threads;
+    /** Threads past that bound, for addresses that hold fewer than {@link #FEW} connections. */
+    private final Semaphore reserve = new Semaphore(64);
+    private final Semaphore quietThreads = new Semaphore(QUIET_THREADS);
     private final ScheduledThreadPoolExecutor deadlines;
 
     /**
@@ -92,11 +110,11 @@ public final class AgentHttpServer implements AutoCloseable {
 
     AgentHttpServer(InetSocketAddress address, MetricsSource metrics, AgentStatus status, Limits limits,
                     WebSecurity security) throws IOException {
-        this.metrics = metrics;
-        this.status = status;
         this.limits = limits;
         this.security = security;
         this.slots = new ConnectionSlots(limits.maxConnections(), limits.maxPerClient());
+        this.responder = new Responder(metrics, status, slots, limits.headerDeadline());
+        this.threads = new Semaphore(limits.maxConnections() + limits.maxConnections() / 2);
         this.listener = new ServerSocket();
         try {
             listener.setReuseAddress(true);
@@ -141,6 +159,7 @@ public final class AgentHttpServer implements AutoCloseable {
     }
 
     private void acceptLoop() {
+        ServingPriority.lowerThisThread();
         while (!listener.isClosed()) {
             Socket socket;
             try {
@@ -152,34 +171,82 @@ public final class AgentHttpServer implements AutoCloseable {
                 }
                 continue;
             }
-            ConnectionSlots.Slot slot = slots.admit(socket.getInetAddress(), socket);
+            InetAddress peer = socket.getInetAddress();
+            boolean quiet = slots.heldBy(peer) < FEW;
+            Semaphore thread = connectionRate.admit(peer) ? threadFor(peer) : null;
+            if (thread == null) {
+                closeQuietly(socket); // before it costs a thread
+                continue;
+            }
+            Connection connection = new Connection(socket);
+            ConnectionSlots.Slot slot;
+            try {
+                socket.setTcpNoDelay(true); // an answer's head and body go out at once, not 40 ms apart (Nagle, delayed ACK)
+                slot = slots.admit(peer, connection);
+            } catch (IOException e) {
+                slot = null;
+            }
             if (slot == null) {
                 // Every slot it could take is being answered: those end within the exchange deadline.
+                thread.release();
                 closeQuietly(socket);
                 continue;
             }
             open.add(socket);
-            Thread.ofVirtual().name("http-conn").start(() -> serve(socket, slot));
+            ConnectionSlots.Slot admitted = slot;
+            // A quiet address (the kubelet's probes, Prometheus) gets a kernel thread while there
+            // are some: the kernel wakes it as its bytes arrive, where a virtual thread would queue
+            // behind every runnable connection of a flood for its carrier (on a loaded 2-core machine,
+            // under a flood of TLS handshakes, a probe was answered 1.09 s after its handshake).
+            boolean own = quiet && quietThreads.tryAcquire();
+            Runnable work = () -> {
+                try {
+                    serve(connection, admitted, !quiet);
+                } finally {
+                    thread.release();
+                    if (own) {
+                        quietThreads.release();
+                    }
+                }
+            };
+            if (own) {
+                Thread.ofPlatform().name("http-conn-quiet").daemon().start(work); // at the acceptor's nice, as it inherits it
+            } else {
+                Thread.ofVirtual().name("http-conn").start(work);
+            }
         }
     }
 
-    private void serve(Socket raw, ConnectionSlots.Slot slot) {
+    /**
+     * A permit for one more connection thread, or null. An evicted connection's thread ends when
+     * it next runs; under a flood that evicts as fast as it connects, on starved cores, those could
+     * pile up: past the bound, only an address holding few connections (the kubelet's, Prometheus')
+     * gets a thread, from a reserve of its own.
+     */
+    private Semaphore threadFor(InetAddress peer) {
+        if (threads.tryAcquire()) {
+            return threads;
+        }
+        return slots.heldBy(peer) < FEW && reserve.tryAcquire() ? reserve : null;
+    }
+
+    /** {@code busy}: the client's address held many connections when this one was accepted. */
+    private void serve(Connection connection, ConnectionSlots.Slot slot, boolean busy) {
+        if (Thread.currentThread().isVirtual()) {
+            ServingPriority.lowerCarrier(); // below the repairs
+        }
+        Socket raw = connection.socket();
         ScheduledFuture<?> cut = null;
         try (raw) { // closing the plain socket ends a TLS one on it too, without waiting on the peer
             cut = deadlines.schedule(() -> closeQuietly(raw), limits.exchangeDeadline().toMillis(), TimeUnit.MILLISECONDS);
-            long deadline = System.nanoTime() + limits.headerDeadline().toNanos();
+            long accepted = System.nanoTime();
+            long deadline = accepted + limits.headerDeadline().toNanos();
             WebSecurity.Snapshot web = security.current();
             Optional<ServerTls> tls = web.tls();
             Socket socket = raw;
             if (tls.isPresent()) {
-                // TLS costs memory (records, handshake state) only once the client has sent
-                // something: an idle connection stays a bare socket, however many there are.
-                byte[] first = firstBytes(raw, deadline);
-                if (first == null) {
-                    return;
-                }
-                SSLSocket ssl = tls.get().wrap(raw, first);
-                if (!handshake(ssl, slots.handshakes(slot), deadline)) {
+                SSLSocket ssl = tlsStart.handshake(connection, tls.get(), accepted, deadline, busy);
+                if (ssl == null) {
                     return;
                 }
                 socket = ssl;
@@ -193,10 +260,20 @@ public final class AgentHttpServer implements AutoCloseable {
                 log.debug("connection from {} refused: its certificate names none of client_allowed_sans", raw.getRemoteSocketAddress());
                 return;
             }
+            HttpExchange.Request request = HttpExchange.Request.parse(head);
+            BasicAuth.Verdict verdict = BasicAuth.Verdict.ALLOWED;
+            if (request != null && web.authenticates(request.path())) {
+                // Still evictable while its credentials are checked: a flood of guesses waiting
+                // for bcrypt holds no slot that a probe needs.
+                verdict = checkCredentials(connection, web, request.header("authorization"));
+                if (verdict == null) {
+                    return;
+                }
+            }
             if (!slots.answering(slot)) {
                 return;
             }
-            respond(exchange, slot, head);
+            responder.respond(exchange, slot, request, verdict);
             slots.answered(slot);
             exchange.linger();
         } catch (IOException | RuntimeException e) {
@@ -210,124 +287,18 @@ public final class AgentHttpServer implements AutoCloseable {
         }
     }
 
-    /** The TLS handshake, within the head's deadline and the address's handshake permits; false if it did not happen. */
-    private static boolean handshake(SSLSocket ssl, Semaphore permits, long deadline) throws IOException {
-        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-        try {
-            if (left <= 0 || !permits.tryAcquire(left, TimeUnit.MILLISECONDS)) {
-                return false;
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return false;
-        }
-        try {
-            left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-            if (left <= 0) {
-                return false;
-            }
-            ssl.setSoTimeout((int) Math.min(left, Integer.MAX_VALUE));
-            ssl.startHandshake();
-            return true;
-        } finally {
-            permits.release();
-        }
-    }
-
-    /** What the client sent first (the start of a TLS ClientHello), or null at the deadline or the end. */
-    private static byte[] firstBytes(Socket raw, long deadline) throws IOException {
-        long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-        if (left <= 0) {
+    /** The password check, in the client's turn (bounded per address and in total); null if the connection was evicted meanwhile. */
+    private BasicAuth.Verdict checkCredentials(Connection connection, WebSecurity.Snapshot web, String authorization) {
+        if (!connection.waiting()) {
             return null;
         }
-        raw.setSoTimeout((int) Math.min(left, Integer.MAX_VALUE));
-        byte[] first = new byte[FIRST_TLS_READ];
-        int n;
         try {
-            n = raw.getInputStream().read(first);
-        } catch (SocketTimeoutException e) {
+            return security.authorize(web, authorization, connection.socket().getInetAddress());
+        } catch (InterruptedException evicted) {
             return null;
-        }
-        return n <= 0 ? null : Arrays.copyOf(first, n);
-    }
-
-    private void respond(HttpExchange exchange, ConnectionSlots.Slot slot, byte[] head) throws IOException {
-        String[] lines = new String(head, StandardCharsets.ISO_8859_1).split("\r\n");
-        String[] requestLine = lines[0].split(" ");
-        if (requestLine.length != 3 || !requestLine[2].startsWith("HTTP/1.")) {
-            exchange.sendText("GET", 400, "bad request");
-            return;
-        }
-        String method = requestLine[0];
-        String target = requestLine[1];
-        int query = target.indexOf('?');
-        String path = query < 0 ? target : target.substring(0, query);
-        if (exchange.web().authenticates(path) && !authorized(exchange, method, HttpExchange.header(lines, "authorization"))) {
-            return;
-        }
-        if (!method.equals("GET") && !method.equals("HEAD")) {
-            exchange.sendText(method, 405, "method not allowed", "Allow", "GET, HEAD");
-            return;
-        }
-        try {
-            switch (path) {
-                case "/metrics" -> scrape(exchange, slot, method, HttpExchange.header(lines, "accept"));
-                case "/healthz" -> probe(exchange, method, status::alive);
-                case "/readyz" -> probe(exchange, method, status::ready);
-                default -> exchange.sendText(method, 404, "not found: /metrics, /healthz, /readyz");
-            }
-        } catch (RuntimeException e) {
-            log.warn("{} {} failed", method, path, e);
-            exchange.sendText(method, 500, "internal error");
-        }
-    }
-
-    /** Basic authentication, as the web configuration asks; false when the refusal has been sent. */
-    private boolean authorized(HttpExchange exchange, String method, String authorization) throws IOException {
-        return switch (security.authorize(exchange.web(), authorization)) {
-            case ALLOWED -> true;
-            case DENIED -> {
-                exchange.sendText(method, 401, "unauthorized", "WWW-Authenticate", "Basic realm=\"driver-alias-agent\"");
-                yield false;
-            }
-            case BUSY -> {
-                // Passwords are checked one at a time (bcrypt is slow on purpose): come back.
-                exchange.sendText(method, 429, "too many password checks at once", "Retry-After", "1");
-                yield false;
-            }
-        };
-    }
-
-    private void scrape(HttpExchange exchange, ConnectionSlots.Slot slot, String method, String accept) throws IOException {
-        if (!slots.scraping(slot)) {
-            // A slow reader stretches a scrape to the exchange deadline: a few per address, or
-            // many addresses' slow scrapes would pin every slot and keep the probes out.
-            exchange.sendText(method, 503, "too many scrapes at once");
-            return;
-        }
-        boolean permitted;
-        try {
-            permitted = renders.tryAcquire(limits.headerDeadline().toMillis(), TimeUnit.MILLISECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return;
-        }
-        if (!permitted) {
-            exchange.sendText(method, 503, "too many scrapes at once");
-            return;
-        }
-        PrometheusScrape scrape;
-        try {
-            scrape = metrics.scrape(accept);
         } finally {
-            renders.release();
+            connection.doneWaiting();
         }
-        exchange.send(method, 200, scrape.contentType(), scrape.body());
-    }
-
-    private static void probe(HttpExchange exchange, String method, BooleanSupplier check) throws IOException {
-        boolean ok = check.getAsBoolean();
-        exchange.sendText(method, ok ? 200 : 503, ok ? "ok" : "not ok");
     }
 
     private static void pause() {

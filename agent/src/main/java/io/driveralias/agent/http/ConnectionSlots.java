@@ -7,37 +7,31 @@ import java.util.HashMap;
 import java.util.Iterator;
 import java.util.LinkedHashSet;
 import java.util.Map;
-import java.util.concurrent.Semaphore;
 
 /**
  * Which connections the server holds, and which one goes when a new one needs its place.
  *
  * <p>At most {@code total} connections, at most {@code perClient} from one address. A full
  * server does not refuse the newcomer: it evicts a connection that is costing a slot without
- * being served, one that has not sent a complete request head yet (idle, or a slowloris) or
- * whose answer is already written. At the address's own cap the victim is that address's
- * oldest such connection; at the total cap it is the oldest of the address holding the most.
- * A probe cannot be told from an attacker before its head arrives, so a reserve of slots would
- * fill just the same; eviction means the newest connection always gets in, and a kubelet probe
- * sends its head in the same instant it connects. Once a head is complete the connection is
- * being answered and is never evicted; what can be held that way is bounded: probes and errors
- * answer at once, and scrapes (which a slow reader can stretch to the exchange deadline) are at
- * most {@value #SCRAPES_PER_CLIENT} per address and {@value #SCRAPES} in all, far fewer than
- * {@code total}, so there is always a connection to evict.
+ * being served: one that has not sent a complete request head yet (idle, a slowloris, a TLS
+ * handshake under way or waiting for its turn), one whose credentials are being checked or wait
+ * for their turn of bcrypt, or one whose answer is already written. At the address's own cap
+ * the victim is that address's oldest such connection; at the total cap it is the oldest of the
+ * address holding the most. A probe cannot be told from an attacker before its head arrives, so
+ * a reserve of slots would fill just the same; eviction means the newest connection always gets
+ * in, and a kubelet probe sends its head in the same instant it connects. Once its head is
+ * complete and its credentials, where asked, are checked, the connection is being answered and
+ * is never evicted; what can be held that way is bounded: probes and errors answer at once
+ * (a write of a few hundred bytes), and scrapes (which a slow reader can stretch to the exchange
+ * deadline) are at most {@value #SCRAPES_PER_CLIENT} per address and {@value #SCRAPES} in all,
+ * far fewer than {@code total}, so there is always a connection to evict. Evicting closes the
+ * {@link Connection}, which also ends its wait for a turn.
  */
 final class ConnectionSlots {
 
     /** Prometheus scrapes one target once per job; an HA pair scrapes from two addresses. */
     static final int SCRAPES_PER_CLIENT = 4;
     static final int SCRAPES = 64;
-    /**
-     * TLS handshakes one address may have in progress. The server's side of a handshake is a
-     * few milliseconds of public-key work that a client gets for the price of a replayed
-     * ClientHello, and a virtual thread computing is not preempted: without a cap, 1,024
-     * ClientHellos queue 1,024 handshakes ahead of the kubelet's (2.4 s measured). With it, a
-     * probe's handshake waits behind at most this many per other address.
-     */
-    static final int HANDSHAKES_PER_CLIENT = 2;
 
     private enum State { WAITING, ANSWERING, SCRAPING, ANSWERED, GONE }
 
@@ -57,7 +51,6 @@ final class ConnectionSlots {
     private static final class Peer {
         int held;
         int scrapes;
-        final Semaphore handshakes = new Semaphore(HANDSHAKES_PER_CLIENT);
         final LinkedHashSet<Slot> evictable = new LinkedHashSet<>();
     }
 
@@ -106,7 +99,10 @@ final class ConnectionSlots {
         return admitted;
     }
 
-    /** The request head arrived: from now on the connection is never evicted. False if it already was. */
+    /**
+     * The request head arrived and its credentials, where asked, are checked: from now on the
+     * connection is never evicted. False if it already was.
+     */
     synchronized boolean answering(Slot slot) {
         if (slot.state != State.WAITING) {
             return false;
@@ -145,10 +141,10 @@ final class ConnectionSlots {
         }
     }
 
-    /** The TLS handshakes of the slot's address: acquire one before handshaking, release it after. */
-    synchronized Semaphore handshakes(Slot slot) {
-        Peer p = peers.get(slot.peer);
-        return p != null ? p.handshakes : new Semaphore(0); // evicted: no handshake
+    /** Connections {@code peer} holds now. */
+    synchronized int heldBy(InetAddress peer) {
+        Peer p = peers.get(peer);
+        return p == null ? 0 : p.held;
     }
 
     /** Connections holding a slot now; an evicted one no longer does, though its thread may still be ending. */

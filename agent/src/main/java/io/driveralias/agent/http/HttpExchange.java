@@ -21,8 +21,34 @@ import java.util.concurrent.TimeUnit;
 final class HttpExchange {
 
     static final String TEXT = "text/plain; charset=utf-8";
+
+    /** A request line and its headers; {@link #parse} gives null for anything but HTTP/1.x. */
+    record Request(String method, String path, String[] lines) {
+
+        static Request parse(byte[] head) {
+            String[] lines = new String(head, StandardCharsets.ISO_8859_1).split("\r\n");
+            String[] requestLine = lines[0].split(" ");
+            if (requestLine.length != 3 || !requestLine[2].startsWith("HTTP/1.")) {
+                return null;
+            }
+            String target = requestLine[1];
+            int query = target.indexOf('?');
+            return new Request(requestLine[0], query < 0 ? target : target.substring(0, query), lines);
+        }
+
+        /** The value of the header {@code name} (lower case), or null. */
+        String header(String name) {
+            return HttpExchange.header(lines, name);
+        }
+    }
     /** A probe's or a scrape's head is a few hundred bytes; the buffer grows to the cap only for more. */
-    private static final int FIRST_READ = 1024;
+    private static final int FIRST_READ = 512;
+    /**
+     * What {@link #linger} reads is thrown away, so every connection drains into this one
+     * buffer: concurrent writes into it are harmless, and a flood of lingering connections costs
+     * no 4 KiB each (the heap is 32 MiB).
+     */
+    private static final byte[] SINK = new byte[4096];
 
     private final Socket socket;
     private final WebSecurity.Snapshot web;
@@ -111,9 +137,8 @@ final class HttpExchange {
     void linger() throws IOException {
         socket.setSoTimeout(1000);
         InputStream in = socket.getInputStream();
-        byte[] sink = new byte[4096];
         try {
-            for (int total = 0, n; total < 65536 && (n = in.read(sink)) >= 0; ) {
+            for (int total = 0, n; total < 65536 && (n = in.read(SINK)) >= 0; ) {
                 total += n;
             }
         } catch (SocketTimeoutException e) {

@@ -1,51 +1,66 @@
 package io.driveralias.agent.webconfig;
 
 import at.favre.lib.crypto.bcrypt.BCrypt;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
+import java.security.GeneralSecurityException;
+import java.security.SecureRandom;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.concurrent.Semaphore;
-import java.util.concurrent.TimeUnit;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
 
 /**
  * {@code Authorization: Basic} against bcrypt hashes. bcrypt is slow on purpose (about 50 ms
- * at cost 10 here), and any pod can reach the port, so what a client can make the agent hash is
- * bounded: every answer is remembered for the (user, hash, password) it was computed for, so
- * Prometheus pays once and a client repeating a guess pays once; only {@value #CONCURRENT}
- * hash runs at a time, and a request that waits longer than {@link #WAIT_MILLIS} is told to
- * come back (429) instead of queueing. An unknown user costs the same hash as a known one, so
- * the time of a refusal does not tell which user names exist. One instance serves every
- * configuration the agent loads: the remembered answers survive a reload, and an answer for a
- * hash no longer configured is never used.
+ * at cost 10 here), and any pod can reach the port, so every answer is remembered for the
+ * (user, hash, password) it was computed for: Prometheus pays once, a client repeating a guess
+ * pays once. Logins that succeeded are remembered apart from failures ({@value #SUCCESSES} of
+ * them, against {@value #FAILURES} failures), so no number of wrong passwords pushes a valid
+ * login out. A new guess waits for its turn in the {@link BcryptQueue}, which bounds what one
+ * address and all of them together can make the agent hash. An unknown user costs the same
+ * hash as a known one, so the time of a refusal does not tell which user names exist. One
+ * instance serves every configuration the agent loads: the remembered answers survive a
+ * reload, and an answer for a hash no longer configured is never used.
  */
 public final class BasicAuth {
 
     /** What the request gets. */
     public enum Verdict { ALLOWED, DENIED, BUSY }
 
-    static final int CONCURRENT = 1;
-    static final long WAIT_MILLIS = 2000;
-    private static final int REMEMBERED = 256;
+    /** Valid logins: one per configured user in practice (a password change adds one). */
+    static final int SUCCESSES = 64;
+    static final int FAILURES = 256;
     /** Go's bcrypt refuses passwords longer than 72 bytes; so does this. */
     private static final int MAX_PASSWORD_BYTES = 72;
     /** A hash of a random password nobody knows, at the cost of a typical htpasswd hash: what an unknown user costs. */
     private static final String DECOY = "$2y$10$RwtIo.iSGRvPK/WiCkSJKedvzsDoEiVucBCBWhL4q7LXGoHxsx5Kq";
 
-    private final Semaphore hashing = new Semaphore(CONCURRENT);
-    private final Map<String, Boolean> answers = new LinkedHashMap<>(64, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
-            return size() > REMEMBERED;
-        }
-    };
-    private long hashes;
+    private final BcryptQueue queue;
+    /** Keys remembered answers: a digest made with it is worthless outside this process (no offline guessing against a heap dump). */
+    private final SecretKeySpec digestKey;
+    private final Map<String, Boolean> successes = lru(SUCCESSES);
+    private final Map<String, Boolean> failures = lru(FAILURES);
 
-    /** Whether {@code authorization} (the header's value, maybe null) names one of {@code users} with its password. */
-    public Verdict check(Map<String, String> users, String authorization) {
+    public BasicAuth() {
+        this(new BcryptQueue());
+    }
+
+    BasicAuth(BcryptQueue queue) {
+        this.queue = queue;
+        byte[] key = new byte[32];
+        new SecureRandom().nextBytes(key);
+        this.digestKey = new SecretKeySpec(key, "HmacSHA256");
+    }
+
+    /**
+     * Whether {@code authorization} (the header's value, maybe null) names one of {@code users}
+     * with its password; {@code client} is the address asking, whose turns are bounded. A
+     * remembered answer comes at once; a new one waits at most {@link BcryptQueue#MAX_WAIT_MILLIS}
+     * ms. Interrupted (the connection was evicted meanwhile), the wait gives up its turn.
+     */
+    public Verdict check(Map<String, String> users, String authorization, InetAddress client) throws InterruptedException {
         if (authorization == null || !authorization.regionMatches(true, 0, "Basic ", 0, 6)) {
             return Verdict.DENIED;
         }
@@ -64,58 +79,67 @@ public final class BasicAuth {
         byte[] password = credentials.substring(colon + 1).getBytes(StandardCharsets.UTF_8);
         String hash = users.get(user);
         boolean known = hash != null;
-        String key = key(user, known ? hash : DECOY, password);
-        synchronized (answers) {
-            Boolean remembered = answers.get(key);
-            if (remembered != null) {
-                return remembered && known ? Verdict.ALLOWED : Verdict.DENIED;
+        String against = known ? hash : DECOY;
+        String key = key(user, against, password);
+        synchronized (this) {
+            if (successes.get(key) != null) {
+                return known ? Verdict.ALLOWED : Verdict.DENIED;
+            }
+            if (failures.get(key) != null) {
+                return Verdict.DENIED;
             }
         }
-        try {
-            if (!hashing.tryAcquire(WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
-                return Verdict.BUSY;
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
+        Boolean verified = queue.verify(client, () -> remember(key, bcrypt(password, against)));
+        if (verified == null) {
             return Verdict.BUSY;
-        }
-        boolean verified;
-        try {
-            synchronized (answers) {
-                hashes++;
-            }
-            verified = password.length <= MAX_PASSWORD_BYTES
-                    && BCrypt.verifyer().verify(password, (known ? hash : DECOY).getBytes(StandardCharsets.US_ASCII)).verified;
-        } catch (RuntimeException e) {
-            verified = false; // a hash the library refuses: nobody gets in with it
-        } finally {
-            hashing.release();
-        }
-        synchronized (answers) {
-            answers.put(key, verified);
         }
         return verified && known ? Verdict.ALLOWED : Verdict.DENIED;
     }
 
     /** bcrypt runs so far (tests: the cache works). */
     long hashes() {
-        synchronized (answers) {
-            return hashes;
+        return queue.hashes();
+    }
+
+    private static boolean bcrypt(byte[] password, String hash) {
+        try {
+            return password.length <= MAX_PASSWORD_BYTES
+                    && BCrypt.verifyer().verify(password, hash.getBytes(StandardCharsets.US_ASCII)).verified;
+        } catch (RuntimeException e) {
+            return false; // a hash the library refuses: nobody gets in with it
         }
     }
 
-    /** A digest, so that no password is kept in memory; the hash is part of it, so a changed hash is a new key. */
-    private static String key(String user, String hash, byte[] password) {
+    /** Runs on the hasher, so that the answer is kept even when its asker stopped waiting. */
+    private boolean remember(String key, boolean verified) {
+        synchronized (this) {
+            (verified ? successes : failures).put(key, Boolean.TRUE);
+        }
+        return verified;
+    }
+
+    /** A keyed digest, so that no password is kept in memory; the hash is part of it, so a changed hash is a new key. */
+    private String key(String user, String hash, byte[] password) {
         try {
-            MessageDigest sha = MessageDigest.getInstance("SHA-256");
-            sha.update(user.getBytes(StandardCharsets.UTF_8));
-            sha.update((byte) 0);
-            sha.update(hash.getBytes(StandardCharsets.US_ASCII));
-            sha.update((byte) 0);
-            sha.update(password);
-            return HexFormat.of().formatHex(sha.digest());
-        } catch (NoSuchAlgorithmException e) {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(digestKey);
+            mac.update(user.getBytes(StandardCharsets.UTF_8));
+            mac.update((byte) 0);
+            mac.update(hash.getBytes(StandardCharsets.US_ASCII));
+            mac.update((byte) 0);
+            mac.update(password);
+            return HexFormat.of().formatHex(mac.doFinal());
+        } catch (GeneralSecurityException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    private static Map<String, Boolean> lru(int size) {
+        return new LinkedHashMap<>(16, 0.75f, true) {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+                return size() > size;
+            }
+        };
     }
 }

@@ -2,6 +2,7 @@ package io.driveralias.agent.webconfig;
 
 import io.driveralias.agent.config.ConfigException;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -104,9 +105,12 @@ public final class WebSecurity {
         }
     }
 
-    /** Checks a request's {@code Authorization} header against the snapshot's users. */
-    public BasicAuth.Verdict authorize(Snapshot snapshot, String authorization) {
-        return auth.check(snapshot.users(), authorization);
+    /**
+     * Checks a request's {@code Authorization} header against the snapshot's users, for
+     * {@code client} (whose share of the password checks is bounded); see {@link BasicAuth#check}.
+     */
+    public BasicAuth.Verdict authorize(Snapshot snapshot, String authorization, InetAddress client) throws InterruptedException {
+        return auth.check(snapshot.users(), authorization, client);
     }
 
     BasicAuth auth() {

@@ -1,0 +1,191 @@
+package io.driveralias.agent.it;
+
+import static io.driveralias.agent.testing.TestImages.DEBIAN_LIB;
+import static io.driveralias.agent.testing.TestImages.VERSION;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import at.favre.lib.crypto.bcrypt.BCrypt;
+import io.driveralias.agent.http.PortFlood;
+import io.driveralias.agent.http.PortProbes;
+import io.driveralias.agent.testing.AgentProcess;
+import io.driveralias.agent.testing.DockerHarness;
+import io.driveralias.agent.testing.ShippedJvm;
+import io.driveralias.agent.testing.TestCertificates;
+import io.driveralias.agent.testing.TestImages;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import javax.net.ssl.SSLContext;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 23, on the packaged agent with the JVM options it ships (a 32 MiB heap), basic auth on
+ * its metrics port (over plain HTTP, then over TLS) and a private dockerd: 16 addresses x 64
+ * connections flood the port with wrong passwords (over TLS: full handshakes, or handshakes that
+ * never finish), from a JVM of their own ({@link PortFlood}). Meanwhile the kubelet's probes
+ * (once a second each, its shortest period) are answered, 30 of 30 each within a second,
+ * Prometheus' 12 scrapes succeed, and GPU containers started during the flood have their aliases
+ * at their first instruction, every one of them. The agent's CPU during the flood is reported.
+ */
+@Timeout(600)
+class AuthFloodIT {
+
+    private static final int ADDRESSES = 16;
+    private static final int PER_ADDRESS = 64;
+    private static final int GPU_CONTAINERS = 6;
+    private static final String KUBELET = "127.0.0.100";
+    private static final String PROMETHEUS = "127.0.0.200";
+
+    @TempDir
+    static Path dir;
+    static DockerHarness docker;
+    static GpuContainers containers;
+    static String image;
+    static TestCertificates certs;
+    static String users;
+    private AgentProcess agent;
+
+    @BeforeAll
+    static void setUp() {
+        docker = DockerHarness.get();
+        containers = new GpuContainers(docker);
+        image = TestImages.image(docker, "debian-layout", DEBIAN_LIB, root -> { });
+        certs = TestCertificates.create(dir);
+        users = "basic_auth_users: {prometheus: '" + BCrypt.with(BCrypt.Version.VERSION_2Y).hashToString(10, "s3cret".toCharArray())
+                + "'}\n";
+    }
+
+    @AfterAll
+    static void tearDown() {
+        if (containers != null) {
+            containers.close();
+        }
+    }
+
+    @AfterEach
+    void stopAgent() {
+        if (agent != null) {
+            agent.close();
+        }
+    }
+
+    @Test
+    void wrongPasswordsOverPlainHttp() throws Exception {
+        start(users);
+        floodAndProbe(PortFlood.Kind.WRONG_PASSWORDS, null);
+    }
+
+    @Test
+    void fullTlsHandshakesWithWrongPasswords() throws Exception {
+        start("tls_server_config: {cert_file: server.crt, key_file: server.key}\n" + users);
+        floodAndProbe(PortFlood.Kind.TLS_WRONG_PASSWORDS, certs.clientContext(null));
+    }
+
+    @Test
+    void tlsHandshakesThatNeverFinish() throws Exception {
+        start("tls_server_config: {cert_file: server.crt, key_file: server.key}\n" + users);
+        floodAndProbe(PortFlood.Kind.TLS_STALLED_HANDSHAKES, certs.clientContext(null));
+    }
+
+    private void floodAndProbe(PortFlood.Kind kind, SSLContext tls) throws Exception {
+        PortProbes clients = new PortProbes(agent.port(), tls);
+        String prometheus = TestCertificates.basic("prometheus", "s3cret");
+        assertThat(new PortProbes(agent.port(), tls).get(PROMETHEUS, "/metrics", prometheus, 10_000).status())
+                .as("Prometheus logs in before the flood").isEqualTo(200);
+        List<String> gpu = Collections.synchronizedList(new ArrayList<>());
+        PortFlood.Launched flood = PortFlood.launch(agent.port(), kind, ADDRESSES, PER_ADDRESS);
+        long cpuBefore = cpuTicks(agent.pid());
+        long floodStart = System.nanoTime();
+        Thread starter;
+        try (flood) {
+            // GPU containers started while the flood lasts, one every few seconds, as a node's pods come and go.
+            starter = Thread.ofPlatform().start(() -> {
+                for (int i = 0; i < GPU_CONTAINERS; i++) {
+                    gpu.add(containers.run(image, DEBIAN_LIB, List.of("sh", "-c",
+                            "readlink " + DEBIAN_LIB + "/libnvidia-ml.so.1 || echo MISSING; nvidia-smi; sleep 600")));
+                    try {
+                        Thread.sleep(2000);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            });
+            for (int i = 0; i < 30; i++) {
+                long round = System.nanoTime();
+                clients.get(KUBELET, "/healthz", null, 5000);
+                clients.get(KUBELET, "/readyz", null, 5000);
+                if (i % 5 == 0 || i % 5 == 2) {
+                    clients.get(PROMETHEUS, "/metrics", prometheus, 10_000);
+                }
+                Thread.sleep(Math.max(0, 1000 - (System.nanoTime() - round) / 1_000_000)); // the kubelet's shortest period
+            }
+            starter.join(120_000);
+        }
+        double cpu = Math.max(0, cpuTicks(agent.pid()) - cpuBefore) * 10.0 / ((System.nanoTime() - floodStart) / 1e6) * 100;
+        List<String> missing = new ArrayList<>();
+        for (String id : gpu) {
+            AgentProcess.awaitTrue("the first output of " + id, Duration.ofSeconds(30),
+                    () -> docker.run("logs", id).contains("NVML") || docker.run("logs", id).contains("MISSING"));
+            String first = docker.run("logs", id);
+            if (!first.contains("libnvidia-ml.so." + VERSION) || first.contains("MISSING")) {
+                missing.add(id.substring(0, 12) + ": " + agent.logLines(id.substring(0, 12)));
+            }
+        }
+        System.out.printf("the packaged agent (shipped JVM options), %s flood, %d addresses x %d connections, how they ended: %s%n"
+                + "  the agent's CPU meanwhile: %.0f %% of a core; load average %s%n"
+                + "  %s%n  %s%n  %s%n  GPU containers started during the flood: %d of %d with their aliases at the first instruction%n",
+                kind, ADDRESSES, PER_ADDRESS, flood.outcomes(), cpu, Files.readString(Path.of("/proc/loadavg")).trim(),
+                clients.summary("/healthz"), clients.summary("/readyz"), clients.summary("/metrics"), gpu.size() - missing.size(),
+                gpu.size());
+
+        assertThat(agent.isAlive()).as("the agent still runs; its log ends:%n%s", tail(agent.log())).isTrue();
+        assertThat(agent.log()).doesNotContain("OutOfMemoryError");
+        for (String probe : new String[] {"/healthz", "/readyz"}) {
+            assertThat(clients.answers(probe)).as(clients.summary(probe)).hasSize(30).allSatisfy(a -> {
+                assertThat(a.status()).isEqualTo(200);
+                assertThat(Duration.ofNanos(a.nanos())).isLessThan(Duration.ofSeconds(1));
+            });
+        }
+        assertThat(clients.answers("/metrics")).as(clients.summary("/metrics")).hasSize(12)
+                .allSatisfy(a -> assertThat(a.status()).isEqualTo(200));
+        assertThat(gpu).hasSize(GPU_CONTAINERS);
+        assertThat(missing).as("GPU containers without their aliases at the first instruction").isEmpty();
+    }
+
+    private static String tail(String log) {
+        return log.substring(Math.max(0, log.length() - 2000));
+    }
+
+    /** User and system CPU of {@code pid} so far, in clock ticks (1/100 s); 0 once it is gone. */
+    private static long cpuTicks(long pid) throws IOException {
+        Path file = Path.of("/proc/" + pid + "/stat");
+        if (!Files.exists(file)) {
+            return 0;
+        }
+        String stat = Files.readString(file);
+        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+        return Long.parseLong(fields[11]) + Long.parseLong(fields[12]);
+    }
+
+    /** The agent as the DaemonSet runs it, with the JVM options it ships and the web configuration {@code yaml}. */
+    private void start(String yaml) throws IOException {
+        Path config = Files.writeString(dir.resolve("web-" + System.nanoTime() + ".yml"), yaml);
+        int port = AgentProcess.freePort();
+        List<String> cmd = new ArrayList<>(List.of(AgentProcess.java()));
+        cmd.addAll(ShippedJvm.commandLineOptions());
+        cmd.addAll(List.of("-jar", AgentProcess.jar().toString(), "run", "--listen", "127.0.0.1:" + port,
+                "--docker-host", docker.host(), "--kubernetes", "off", "--ldconfig", "off", "--web-config-file", config.toString()));
+        cmd.addAll(TestImages.hostLibraryArguments());
+        agent = AgentProcess.start(cmd, port);
+        agent.awaitLog("first reconcile", Duration.ofSeconds(60));
+    }
+}
