@@ -18,8 +18,10 @@ import io.driveralias.agent.repair.RepairReport;
 import io.driveralias.agent.repair.RootRepairer;
 import java.time.Clock;
 import java.time.Instant;
+import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 
@@ -134,13 +136,7 @@ public final class ContainerRepairer {
                 return Optional.of(finish(ref, ContainerOutcome.NO_DRIVER, Optional.empty(), info.startedAt(),
                         receivedAt, notGpu.get()));
             }
-            Examination result = repairRunning(info, ref, receivedAt, mode);
-            if (result.outcome() == ContainerOutcome.FAILED && !sameStart.stillSameStart(info)) {
-                // Its repair failed (an alias it could not write) before it exited: it ran without that alias.
-                return Optional.of(gone(ref, info.startedAt(), processNotBefore(info), receivedAt, "exited during the repair",
-                        Seen.LACKED));
-            }
-            return Optional.of(result);
+            return Optional.of(repairRunning(info, ref, receivedAt, mode));
         }
     }
 
@@ -231,6 +227,20 @@ public final class ContainerRepairer {
             report = new RepairReport(Optional.empty(), List.of(),
                     List.of(new Problem("/", reason, "cannot open the container: " + e.getMessage())));
         }
+        if (report.outcome() == ContainerOutcome.FAILED && !sameStart.stillSameStart(info)) {
+            boolean byItsEnd = FAILED_BY_ITS_END.containsAll(report.failureReasons());
+            if (!byItsEnd) {
+                // An alias it could not write (a conflict, a read-only root): it ran without that
+                // alias, whatever its creation's work wrote.
+                createWork.takeSeeded(info.id());
+                createWork.takeSkipped(info.id());
+            }
+            // Else its end may be all that failed: the create's work, still there, decides as for any
+            // container found gone (in CI a container seeded before its start, which found its aliases,
+            // failed to be read as it exited and was said missed, a false alarm).
+            return gone(ref, info.startedAt(), processNotBefore(info), receivedAt, "exited during the repair",
+                    byItsEnd && !report.applied().isEmpty() ? Seen.WHILE_WRITING : Seen.LACKED);
+        }
         CreateWork.Seeded seed = createWork.takeSeeded(info.id()).orElse(null);
         LateRepairCause skipped = createWork.takeSkipped(info.id()).orElse(null);
         boolean addedAtStart = !report.applied().isEmpty();
@@ -268,6 +278,15 @@ public final class ContainerRepairer {
         return result.late(FirstInstruction.cause(skipped, seed != null, addedAtStart, createWork.enabled(),
                 info.overlay().isPresent()));
     }
+
+    /**
+     * Failures that a container's end causes by itself (its root and process going away mid-write):
+     * where the repair wrote something and failed only so, whether the container had its aliases
+     * at its first instruction is not known. Any other reason (a conflict, a read-only root, ...)
+     * means an alias it ran without.
+     */
+    private static final Set<FailureReason> FAILED_BY_ITS_END = EnumSet.of(FailureReason.IO,
+            FailureReason.CONTAINER_GONE);
 
     /** What the agent knows of a container found gone: whether it asks for a GPU, and whether aliases were being written. */
     private enum Seen {

@@ -278,6 +278,30 @@ class ContainerRepairerTest {
         assertThat(ContainerRepairer.processNotBefore(ContainerInfo.builder("b").build())).isEmpty();
     }
 
+    /**
+     * Seeded before its start, then a repair that failed on an alias it could not write (a
+     * conflict) and an exit: it ran without that alias, whatever the seed wrote: missed. (A repair
+     * that failed only as the container ended leaves the seed to decide: see ReliabilityIT.)
+     */
+    @Test
+    void aSeededContainerWhoseRepairFailsOnAConflictAndThenExitsIsMissed() throws Exception {
+        ContainerRepairer seeding = fixtures.repairer(docker, fixtures.seeder());
+        ContainerInfo c = fixtures.createdOnOverlay(ContainerFixtures.newId(), "cuda", false);
+        docker.put(c);
+        assertThat(seeding.examine(c.id(), Instant.now(), RootRepairer.Mode.APPLY, Optional.empty(), false)).isEmpty();
+        Path lib = Files.createDirectories(Path.of(c.overlay().orElseThrow().mergedDir(), ContainerFixtures.LIB.substring(1)));
+        Files.createFile(lib.resolve(ContainerFixtures.DRIVER_FILE));
+        Files.createDirectory(lib.resolve(ContainerFixtures.ALIAS));
+        docker.put(c.toBuilder().running(true).pid(900_501).startedAt(Optional.of(Instant.now())).build());
+        docker.afterInspect(c.id(), 4, ContainerFixtures::exited);
+
+        Examination e = seeding.examine(c.id(), Instant.now(), RootRepairer.Mode.APPLY, Optional.empty(), false)
+                .orElseThrow();
+
+        assertThat(e.outcome()).as(e.detail() + " " + e.report()).isEqualTo(ContainerOutcome.MISSED);
+        assertThat(e.detail()).contains("exited during the repair");
+    }
+
     @Test
     void aContainerSeededBeforeItsStartIsReportedWithoutExposureWhateverItsRuntimeRecordedAsItsStart() throws Exception {
         ContainerRepairer seeding = fixtures.repairer(docker, fixtures.seeder());
