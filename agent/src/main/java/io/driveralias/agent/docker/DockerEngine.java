@@ -301,20 +301,7 @@ public final class DockerEngine implements ContainerRuntime {
         EventStream dockers = api.events(path);
         Optional<DockerContainerd> c = containerd.current();
         EventStream events = c.isEmpty() ? dockers : MergedEvents.start(dockers, c.get()::processCreations, c.get().address());
-        // A removed container's id may be used again: its description goes with it.
-        return new EventStream() {
-            @Override
-            public Optional<Event> next() throws ContainerRuntimeException {
-                Optional<Event> event = events.next();
-                event.filter(e -> e.action() == Action.REMOVED).ifPresent(e -> described.remove(e.containerId()));
-                return event;
-            }
-
-            @Override
-            public void close() {
-                events.close();
-            }
-        };
+        return events.forgettingRemoved(described::remove);
     }
 
     private static String query(String json) {
