@@ -210,22 +210,11 @@ public final class Agent implements AgentStatus, AutoCloseable {
         }
         String examinedId = e.container().id().isEmpty() ? id : e.container().id();
         RepairQueue.Key key = new RepairQueue.Key(watch.name(), examinedId);
-        boolean ended = e.outcome() == ContainerOutcome.GONE || e.outcome() == ContainerOutcome.MISSED;
-        if (ended && previous.isPresent() && (e.startedAt().isEmpty() || e.startedAt().equals(previous.get().startedAt()))) {
-            // The start already reported has ended: nothing new to count, nothing to retry. A start
-            // that was repaired stays so: its aliases outlive it in the container's writable layer.
+        Optional<Reported> kept = EndedStarts.kept(e, previous);
+        if (kept.isPresent()) {
+            // An ended start that is no news (see EndedStarts): its series goes, nothing is counted.
             metrics.resolved(examinedId);
-            ContainerOutcome kept = previous.get().outcome() == ContainerOutcome.REPAIRED ? ContainerOutcome.REPAIRED
-                    : ContainerOutcome.GONE;
-            history.put(key, new Reported(previous.get().startedAt(), kept, e.detail()));
-            return;
-        }
-        if (ended && previous.map(r -> r.outcome() == ContainerOutcome.REPAIRED).orElse(false)) {
-            // A restart (a crash loop, --restart always) that ended before it could be examined: the
-            // aliases an earlier start got live on in the container's writable layer, so this is no
-            // miss, and no alarm. Nothing new to count; the next restart is judged the same way.
-            metrics.resolved(examinedId);
-            history.put(key, new Reported(e.startedAt(), ContainerOutcome.REPAIRED, e.detail()));
+            history.put(key, kept.get());
             return;
         }
         history.put(key, reporter.report(e, previous));
