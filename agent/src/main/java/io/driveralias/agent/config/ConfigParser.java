@@ -8,7 +8,6 @@ import io.driveralias.agent.config.AgentConfig.LogLevel;
 import io.driveralias.agent.core.DockerApiVersions;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -31,59 +30,8 @@ public final class ConfigParser {
         }
     }
 
-    public static final List<Option> OPTIONS = List.of(
-            new Option("docker-host", "unix:///var/run/docker.sock", false, false,
-                    "Docker endpoint (DOCKER_HOST is honoured too)"),
-            new Option("listen", "0.0.0.0:9470", false, false, "address for /metrics, /healthz, /readyz"),
-            new Option("web-config-file", null, false, false,
-                    "TLS and basic auth for --listen, in the Prometheus exporter-toolkit format (default: plain HTTP)"),
-            new Option("include-image", null, true, false, "only containers whose image matches a glob"),
-            new Option("exclude-image", null, true, false, "skip containers whose image matches a glob"),
-            new Option("lib-dir", null, true, false, "extra library directory to scan (added to the defaults)"),
-            new Option("host-lib-dir", null, true, false,
-                    "extra host directory holding the driver's files (added to the defaults): only the host's own"
-                            + " driver files are aliased in containers"),
-            new Option("driver-version", null, false, false, "driver version to repair (default: detect)"),
-            new Option("dev-links", "false", false, true, "also create libX.so -> SONAME development links"),
-            new Option("before-start", "true", false, true,
-                    "write a created GPU container's aliases before it starts (false: only started containers)"),
-            new Option("ldconfig", "cache", false, false,
-                    "cache: add the aliases to the container's ld.so.cache, written by the agent (nothing runs"
-                            + " in the container); off"),
-            new Option("resync-interval", "60s", false, false, "period of the full reconcile"),
-            new Option("dry-run", "false", false, true, "print what would be done, change nothing"),
-            new Option("json", "false", false, true, "machine-readable output for check and repair"),
-            new Option("kubernetes", "auto", false, false, "auto|on|off: Kubernetes Events on the pod"),
-            new Option("node-name", null, false, false, "this node's name (default: $NODE_NAME)"),
-            new Option("pod-uid", null, false, false, "the agent's own pod's uid (default: $POD_UID; the DaemonSet"
-                    + " sets it): ready only once a watched runtime runs the pod"),
-            new Option("log-format", "text", false, false, "text|json"),
-            new Option("log-level", "info", false, false, "error|warn|info|debug|trace"),
-            new Option("host-proc", "/proc", false, false, "where the host's processes are visible"),
-            new Option("root", null, false, false, "check or repair an unpacked root filesystem instead of containers"),
-            new Option("resolver", "auto", false, false, "auto|walk: force the pre-openat2 path walk (tests)"),
-            new Option("workers", "4", false, false, "repair workers"),
-            new Option("shutdown-grace", "10s", false, false, "how long SIGTERM waits for repairs in flight"),
-            new Option("docker-api-version", null, false, false,
-                    "Docker API version to use, e.g. 1.24 (default: negotiate with the daemon)"),
-            new Option("gpu-runtime", "nvidia", true, false,
-                    "an OCI runtime that adds the driver's files when NVIDIA_VISIBLE_DEVICES asks (default: nvidia)"),
-            new Option("runtime", "auto", true, false,
-                    "auto|docker|containerd|nri: the container runtimes to watch (auto: each whose socket exists;"
-                            + " nri: containerd, and repair inside its starts as its NRI plugin)"),
-            new Option("nri-socket", "/var/run/nri/nri.sock", false, false,
-                    "the runtime's NRI socket (containerd 1.7 with NRI on, 2.x): auto serves it where it exists"),
-            new Option("nri-deadline", "500ms", false, false,
-                    "the longest the agent holds a container's start inside the runtime (at most half the runtime's timeout)"),
-            new Option("containerd-address", "unix:///run/containerd/containerd.sock", false, false,
-                    "containerd's socket (CONTAINERD_ADDRESS is honoured too)"),
-            new Option("containerd-namespace", "k8s.io", false, false,
-                    "the containerd namespace to watch (k8s.io: the kubelet's; never moby, Docker's own)"),
-            new Option("containerd-state", "/run/containerd", false, false,
-                    "containerd's state directory, where it mounts a container's root"),
-            new Option("docker-containerd-address", "auto", false, false,
-                    "auto|off|unix:///path: the containerd Docker runs its containers on, read in Docker's namespace"
-                            + " for Docker's containers (auto: where Docker says, else beside Docker's socket)"));
+    /** Every option, in the order --help lists them ({@link OptionTable}). */
+    public static final List<Option> OPTIONS = OptionTable.ALL;
 
     private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)?");
     private static final Pattern VERSION = Pattern.compile("[0-9]+(\\.[0-9]+)+");
@@ -93,43 +41,11 @@ public final class ConfigParser {
     }
 
     public static AgentConfig parse(List<String> args, Map<String, String> env) throws ConfigException {
-        Map<String, List<String>> flags = new LinkedHashMap<>();
-        List<String> positional = new ArrayList<>();
-        for (int i = 0; i < args.size(); i++) {
-            String arg = args.get(i);
-            if (!arg.startsWith("--")) {
-                positional.add(arg);
-                continue;
-            }
-            String name = arg.substring(2);
-            String value = null;
-            int eq = name.indexOf('=');
-            if (eq >= 0) {
-                value = name.substring(eq + 1);
-                name = name.substring(0, eq);
-            }
-            String given = name;
-            Option option = find(name).orElseThrow(
-                    () -> new ConfigException("unknown option --" + given + " (--help lists them)"));
-            if (value == null) {
-                if (option.flag()) {
-                    value = "true";
-                } else if (i + 1 < args.size()) {
-                    value = args.get(++i);
-                } else {
-                    throw new ConfigException("--" + name + " needs a value");
-                }
-            }
-            List<String> values = flags.computeIfAbsent(name, k -> new ArrayList<>());
-            if (!values.isEmpty() && !option.repeatable()) {
-                throw new ConfigException("--" + name + " given twice");
-            }
-            values.add(value);
-        }
+        OptionValues v = OptionValues.read(args, env);
+        List<String> positional = v.positional();
         if (positional.isEmpty()) {
             throw new ConfigException("no command: use run, check or repair (--help for more)");
         }
-        Values v = new Values(flags, env);
         Command command = parseEnum(Command.class, "command", positional.getFirst());
         List<String> ids = positional.subList(1, positional.size());
         Optional<String> root = v.optional("root");
@@ -164,7 +80,7 @@ public final class ConfigParser {
         }
         List<String> gpuRuntimes = v.list("gpu-runtime");
         if (gpuRuntimes.isEmpty()) {
-            gpuRuntimes = List.of(option("gpu-runtime").defaultValue());
+            gpuRuntimes = List.of(OptionTable.option("gpu-runtime").defaultValue());
         }
         for (String runtime : gpuRuntimes) {
             if (!RUNTIME.matcher(runtime).matches()) {
@@ -184,7 +100,7 @@ public final class ConfigParser {
         Duration resync = duration("resync-interval", v.single("resync-interval"), Duration.ofSeconds(1));
         Optional<String> givenDockerHost = v.explicit("docker-host")
                 .or(() -> Optional.ofNullable(env.get("DOCKER_HOST")).filter(h -> !h.isBlank()));
-        String dockerHost = dockerHost(givenDockerHost.orElse(option("docker-host").defaultValue()));
+        String dockerHost = dockerHost(givenDockerHost.orElse(OptionTable.option("docker-host").defaultValue()));
         Optional<String> givenContainerd = v.explicit("containerd-address")
                 .or(() -> Optional.ofNullable(env.get("CONTAINERD_ADDRESS")).filter(a -> !a.isBlank()).map(String::trim));
         if (v.single("ldconfig").equalsIgnoreCase("exec")) {
@@ -206,7 +122,7 @@ public final class ConfigParser {
                 duration("shutdown-grace", v.single("shutdown-grace")), apiVersion, gpuRuntimes, v.bool("before-start"),
                 hostLibDirs, v.optional("web-config-file"),
                 RuntimeChoice.parse(v.list("runtime"), givenDockerHost.isPresent(), givenContainerd.isPresent()),
-                RuntimeChoice.containerdAddress(givenContainerd.orElse(option("containerd-address").defaultValue())),
+                RuntimeChoice.containerdAddress(givenContainerd.orElse(OptionTable.option("containerd-address").defaultValue())),
                 RuntimeChoice.containerdNamespace(v.single("containerd-namespace")),
                 RuntimeChoice.containerdState(v.single("containerd-state")), podUid(v, env),
                 RuntimeChoice.dockerContainerd(v.single("docker-containerd-address")),
@@ -226,7 +142,7 @@ public final class ConfigParser {
             "[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}");
 
     /** A pod's uid is a UUID: anything else would end up in a runtime's label filter. */
-    private static Optional<String> podUid(Values v, Map<String, String> env) throws ConfigException {
+    private static Optional<String> podUid(OptionValues v, Map<String, String> env) throws ConfigException {
         Optional<String> uid = v.optional("pod-uid").or(() -> Optional.ofNullable(env.get("POD_UID")).filter(s -> !s.isBlank()))
                 .map(String::trim);
         if (uid.isPresent() && !POD_UID.matcher(uid.get()).matches()) {
@@ -259,58 +175,6 @@ public final class ConfigParser {
                     + value);
         }
         return value;
-    }
-
-    /** Flag, then environment, then default, for one option. */
-    private record Values(Map<String, List<String>> flags, Map<String, String> env) {
-
-        Optional<String> optional(String name) {
-            return explicit(name).or(() -> Optional.ofNullable(option(name).defaultValue()));
-        }
-
-        /** Flag or environment, without the default. */
-        Optional<String> explicit(String name) {
-            List<String> given = flags.get(name);
-            if (given != null) {
-                return Optional.of(given.getFirst());
-            }
-            String fromEnv = env.get(option(name).environmentVariable());
-            return fromEnv == null || fromEnv.isBlank() ? Optional.empty() : Optional.of(fromEnv.trim());
-        }
-
-        String single(String name) {
-            return optional(name).orElseThrow();
-        }
-
-        List<String> list(String name) {
-            List<String> given = flags.get(name);
-            if (given != null) {
-                return List.copyOf(given);
-            }
-            String fromEnv = env.get(option(name).environmentVariable());
-            if (fromEnv == null || fromEnv.isBlank()) {
-                return List.of();
-            }
-            return List.of(fromEnv.trim().split("\\s*,\\s*"));
-        }
-
-        boolean bool(String name) throws ConfigException {
-            String value = single(name).toLowerCase(Locale.ROOT);
-            return switch (value) {
-                case "true", "1", "yes", "on" -> true;
-                case "false", "0", "no", "off" -> false;
-                default -> throw new ConfigException("--" + name + " is true or false, got " + value);
-            };
-        }
-    }
-
-    private static Optional<Option> find(String name) {
-        return OPTIONS.stream().filter(o -> o.name().equals(name)).findFirst();
-    }
-
-    /** An option the parser itself names: always in the table. */
-    private static Option option(String name) {
-        return find(name).orElseThrow();
     }
 
     private static <E extends Enum<E>> E parseEnum(Class<E> type, String what, String value) throws ConfigException {
@@ -387,23 +251,6 @@ public final class ConfigParser {
 
     /** The option table as help text. */
     public static String usage() {
-        StringBuilder b = new StringBuilder("""
-                usage: driver-alias-agent run [options]
-                       driver-alias-agent check [ID...] [--json]
-                       driver-alias-agent repair [ID...] [--dry-run] [--json]
-                       driver-alias-agent repair --root DIR [--dry-run] [--json] [--driver-version V] [--lib-dir D]... [--dev-links]
-                       driver-alias-agent check --root DIR [--json] [--driver-version V] [--lib-dir D]... [--dev-links]
-                       driver-alias-agent --version | --help
-
-                options (each also as DRIVER_ALIAS_<OPTION>; flag > environment > default):
-                """);
-        for (Option o : OPTIONS) {
-            String left = "  --" + o.name() + (o.flag() ? "" : " VALUE") + (o.repeatable() ? " (repeatable)" : "");
-            b.append(String.format("%-40s %s%s%n", left, o.help(),
-                    o.defaultValue() == null ? "" : " [" + o.defaultValue() + "]"));
-        }
-        b.append("\nexit codes: 0 all healthy, 1 some unrepaired, 2 usage or configuration error, 3 cannot reach a watched"
-                + " runtime (Docker, containerd)\n");
-        return b.toString();
+        return OptionTable.usage();
     }
 }

@@ -261,20 +261,7 @@ public final class ContainerdRuntime implements ContainerRuntime {
     public EventStream events(Optional<String> since) throws ContainerRuntimeException {
         // containerd replays nothing: since is ignored, and a reconcile follows every (re)connect.
         EventStream events = EventSubscription.open(client, settings.namespace());
-        // A removed container's id may be used again: its description goes with it.
-        return new EventStream() {
-            @Override
-            public Optional<Event> next() throws ContainerRuntimeException {
-                Optional<Event> event = events.next();
-                event.filter(e -> e.action() == Action.REMOVED).ifPresent(e -> described.remove(e.containerId()));
-                return event;
-            }
-
-            @Override
-            public void close() {
-                events.close();
-            }
-        };
+        return events.forgettingRemoved(described::remove);
     }
 
     @Override

@@ -93,23 +93,8 @@ public final class DockerNamespace implements DockerContainerd {
 
     @Override
     public ContainerRuntime.EventStream processCreations() throws ContainerRuntimeException {
-        EventSubscription events = EventSubscription.open(client, namespace);
-        return new ContainerRuntime.EventStream() {
-            @Override
-            public Optional<ContainerRuntime.Event> next() throws ContainerRuntimeException {
-                for (Optional<ContainerRuntime.Event> e = events.next(); e.isPresent(); e = events.next()) {
-                    if (e.get().action() == ContainerRuntime.Action.PROCESS_CREATED && e.get().pid() > 0) {
-                        return e;
-                    }
-                }
-                return Optional.empty();
-            }
-
-            @Override
-            public void close() {
-                events.close();
-            }
-        };
+        return EventSubscription.open(client, namespace)
+                .filtered(e -> e.action() == ContainerRuntime.Action.PROCESS_CREATED && e.pid() > 0);
     }
 
     @Override

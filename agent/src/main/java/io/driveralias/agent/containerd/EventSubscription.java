@@ -7,6 +7,7 @@ import io.driveralias.agent.containerd.api.PublishRequest;
 import io.driveralias.agent.containerd.api.SubscribeRequest;
 import io.driveralias.agent.live.ContainerRuntime;
 import io.driveralias.agent.live.ContainerRuntimeException;
+import io.driveralias.agent.live.EventHandoff;
 import io.grpc.ClientCall;
 import io.grpc.Context;
 import io.grpc.Metadata;
@@ -17,9 +18,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.UUID;
-import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -45,7 +44,8 @@ final class EventSubscription implements ContainerRuntime.EventStream {
     private static final Duration REPUBLISH = Duration.ofMillis(50);
 
     private final String namespace;
-    private final BlockingQueue<Object> queue = new LinkedBlockingQueue<>();
+    /** Unbounded: containerd sends one message at a time, asked for as the last is read. */
+    private final EventHandoff<Status> queue = EventHandoff.unbounded();
     private final CountDownLatch confirmed = new CountDownLatch(1);
     private final Context.CancellableContext context = Context.current().withCancellation();
     private final ByteString nonce = ByteString.copyFrom(UUID.randomUUID().toString(), StandardCharsets.US_ASCII);
@@ -60,7 +60,6 @@ final class EventSubscription implements ContainerRuntime.EventStream {
      */
     private final AtomicInteger askedAhead = new AtomicInteger();
     private volatile Status closeStatus;
-    private boolean ended;
 
     private EventSubscription(ContainerdClient client, String namespace) {
         this.client = client;
@@ -127,29 +126,18 @@ final class EventSubscription implements ContainerRuntime.EventStream {
 
     @Override
     public Optional<ContainerRuntime.Event> next() throws ContainerRuntimeException {
-        if (ended) {
-            return Optional.empty();
+        Optional<ContainerRuntime.Event> event = queue.next(this::failIfBroken);
+        if (event.isPresent() && askedAhead.getAndUpdate(n -> Math.max(0, n - 1)) == 0) {
+            call.request(1);
         }
-        Object item;
-        try {
-            item = queue.take();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            ended = true;
-            return Optional.empty();
+        return event;
+    }
+
+    /** The call's end: a failure unless it was closed here or ended well. */
+    private void failIfBroken(Status status) throws ContainerRuntimeException {
+        if (!closed && !status.isOk()) {
+            throw client.failure("event stream", status);
         }
-        if (item instanceof ContainerRuntime.Event event) {
-            if (askedAhead.getAndUpdate(n -> Math.max(0, n - 1)) == 0) {
-                call.request(1);
-            }
-            return Optional.of(event);
-        }
-        ended = true;
-        Status status = (Status) item;
-        if (closed || status.isOk()) {
-            return Optional.empty();
-        }
-        throw client.failure("event stream", status);
     }
 
     @Override
@@ -185,7 +173,7 @@ final class EventSubscription implements ContainerRuntime.EventStream {
         @Override
         public void onClose(Status status, Metadata trailers) {
             closeStatus = status;
-            queue.add(status);
+            queue.addEnd(status);
             confirmed.countDown();
         }
     }

@@ -155,7 +155,8 @@ public final class DockerEngine implements ContainerRuntime {
         ContainerInfo info = inspected.orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(idOrName));
         if (!info.running() && info.startedAt().isEmpty() && info.overlay().isEmpty()) {
             // Created, in containerd's image store: its layers are containerd's to tell.
-            info = info.toBuilder().overlay(imageStoreLayers(info.id(), info.storage())).build();
+            info = info.toBuilder().overlay(LayerStore.imageStoreLayers(daemon, containerd.current(), info.id(), info.storage()))
+                    .build();
         }
         info = withProcessStart(info);
         described.put(info.id(), info.toBuilder().running(false).pid(0).startedAt(Optional.empty()).build());
@@ -223,12 +224,7 @@ public final class DockerEngine implements ContainerRuntime {
         if (!d.rootDir().startsWith("/") || !CONTAINER_REF.matcher(id).matches()) {
             return Optional.empty();
         }
-        Optional<ContainerInfo.OverlayLayers> layers = Optional.empty();
-        if (d.driver().equals("overlay2")) {
-            layers = LayerStore.overlayPaths(d.rootDir(), id).flatMap(paths -> ContainerInspectParser.overlay("overlay2", paths));
-        } else if (d.imageStore()) {
-            layers = imageStoreLayers(id, d.driver());
-        }
+        Optional<ContainerInfo.OverlayLayers> layers = LayerStore.createdLayers(d, containerd.current(), id);
         if (created && layers.isEmpty() && containerd.current().isEmpty()) {
             return Optional.empty();
         }
@@ -240,24 +236,6 @@ public final class DockerEngine implements ContainerRuntime {
         Optional<ContainerInfo> info = ContainerFiles.describe(listed.get(), d.rootDir(), d.driver(), layers, runtimes);
         info.ifPresent(i -> described.put(i.id(), i));
         return info;
-    }
-
-    /**
-     * The layers of a created container in containerd's image store: its snapshot (key: its id) in
-     * Docker's containerd, and where Docker will mount its root. Empty elsewhere, or where the
-     * agent does not reach Docker's containerd or see where Docker mounts roots.
-     */
-    private Optional<ContainerInfo.OverlayLayers> imageStoreLayers(String id, String snapshotter) throws ContainerRuntimeException {
-        DaemonInfo d = daemon;
-        Optional<DockerContainerd> c = containerd.current();
-        if (!d.imageStore() || !snapshotter.equals(d.driver()) || c.isEmpty()) {
-            return Optional.empty();
-        }
-        Optional<String> merged = LayerStore.snapshotRoot(d.rootDir(), snapshotter, id);
-        if (merged.isEmpty()) {
-            return Optional.empty();
-        }
-        return c.get().layers(snapshotter, id).map(l -> new ContainerInfo.OverlayLayers(l.upperDir(), l.lowerDir(), merged.get()));
     }
 
     @Override
@@ -301,20 +279,7 @@ public final class DockerEngine implements ContainerRuntime {
         EventStream dockers = api.events(path);
         Optional<DockerContainerd> c = containerd.current();
         EventStream events = c.isEmpty() ? dockers : MergedEvents.start(dockers, c.get()::processCreations, c.get().address());
-        // A removed container's id may be used again: its description goes with it.
-        return new EventStream() {
-            @Override
-            public Optional<Event> next() throws ContainerRuntimeException {
-                Optional<Event> event = events.next();
-                event.filter(e -> e.action() == Action.REMOVED).ifPresent(e -> described.remove(e.containerId()));
-                return event;
-            }
-
-            @Override
-            public void close() {
-                events.close();
-            }
-        };
+        return events.forgettingRemoved(described::remove);
     }
 
     private static String query(String json) {

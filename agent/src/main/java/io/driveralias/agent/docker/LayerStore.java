@@ -1,10 +1,12 @@
 package io.driveralias.agent.docker;
 
+import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.fs.KernelFiles;
 import io.driveralias.agent.fs.Libc;
 import io.driveralias.agent.fs.OpenFlags;
 import io.driveralias.agent.fs.StreamedFile;
+import io.driveralias.agent.live.ContainerRuntimeException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
@@ -16,7 +18,8 @@ import java.util.regex.Pattern;
  * daemon: its overlay2 layer (the cache id in {@code image/overlay2/layerdb/mounts/<id>/mount-id},
  * hence {@code overlay2/<cache-id>/diff} and {@code merged}), and its {@code hostconfig.json} and
  * {@code config.v2.json} (both written before the create event). Host files, written by the
- * daemon; each read bounded, the last component never followed.
+ * daemon; each read bounded, the last component never followed. In containerd's image store
+ * (Docker 29's default), a created container's layers are its snapshot in Docker's containerd.
  */
 final class LayerStore {
 
@@ -29,6 +32,36 @@ final class LayerStore {
     private static final Pattern LOWER = Pattern.compile("l/[A-Z0-9]{26}(:l/[A-Z0-9]{26}){0,1000}");
 
     private LayerStore() {
+    }
+
+    /**
+     * A created container's layers, without asking the daemon: overlay2's from Docker's data
+     * directory, or its snapshot in containerd's image store ({@link #imageStoreLayers}). Empty
+     * with any other storage.
+     */
+    static Optional<ContainerInfo.OverlayLayers> createdLayers(DaemonInfo d, Optional<DockerContainerd> c, String id)
+            throws ContainerRuntimeException {
+        if (d.driver().equals("overlay2")) {
+            return overlayPaths(d.rootDir(), id).flatMap(paths -> ContainerInspectParser.overlay("overlay2", paths));
+        }
+        return d.imageStore() ? imageStoreLayers(d, c, id, d.driver()) : Optional.empty();
+    }
+
+    /**
+     * The layers of a created container in containerd's image store: its snapshot (key: its id) in
+     * Docker's containerd {@code c}, and where Docker will mount its root. Empty elsewhere, or where
+     * the agent does not reach Docker's containerd or see where Docker mounts roots.
+     */
+    static Optional<ContainerInfo.OverlayLayers> imageStoreLayers(DaemonInfo d, Optional<DockerContainerd> c, String id,
+                                                               String snapshotter) throws ContainerRuntimeException {
+        if (!d.imageStore() || !snapshotter.equals(d.driver()) || c.isEmpty()) {
+            return Optional.empty();
+        }
+        Optional<String> merged = snapshotRoot(d.rootDir(), snapshotter, id);
+        if (merged.isEmpty()) {
+            return Optional.empty();
+        }
+        return c.get().layers(snapshotter, id).map(l -> new ContainerInfo.OverlayLayers(l.upperDir(), l.lowerDir(), merged.get()));
     }
 
     /**

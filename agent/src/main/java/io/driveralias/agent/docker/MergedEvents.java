@@ -3,10 +3,9 @@ package io.driveralias.agent.docker;
 import io.driveralias.agent.core.Printable;
 import io.driveralias.agent.live.ContainerRuntime;
 import io.driveralias.agent.live.ContainerRuntimeException;
+import io.driveralias.agent.live.EventHandoff;
 import java.time.Duration;
 import java.util.Optional;
-import java.util.concurrent.ArrayBlockingQueue;
-import java.util.concurrent.BlockingQueue;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -31,17 +30,16 @@ final class MergedEvents implements ContainerRuntime.EventStream {
     static final int CAPACITY = 256;
     private static final Duration FIRST_RETRY = Duration.ofSeconds(1);
     private static final Duration MAX_RETRY = Duration.ofSeconds(5);
-    private static final Object END = new Object();
 
     private final ContainerRuntime.EventStream docker;
     private final Subscriber containerd;
     private final String containerdAddress;
-    private final BlockingQueue<Object> queue = new ArrayBlockingQueue<>(CAPACITY);
+    /** The end is empty where Docker's stream ended, a failure where it broke. */
+    private final EventHandoff<Optional<ContainerRuntimeException>> queue = EventHandoff.bounded(CAPACITY);
     private final Thread dockerReader;
     private final Thread containerdReader;
     private volatile ContainerRuntime.EventStream containerdStream;
     private volatile boolean closed;
-    private boolean ended;
 
     private MergedEvents(ContainerRuntime.EventStream docker, Subscriber containerd, String containerdAddress) {
         this.docker = docker;
@@ -63,43 +61,29 @@ final class MergedEvents implements ContainerRuntime.EventStream {
 
     @Override
     public Optional<ContainerRuntime.Event> next() throws ContainerRuntimeException {
-        if (ended) {
-            return Optional.empty();
-        }
-        Object item;
-        try {
-            item = queue.take();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            ended = true;
-            return Optional.empty();
-        }
-        if (item instanceof ContainerRuntime.Event event) {
-            return Optional.of(event);
-        }
-        ended = true;
-        if (item instanceof ContainerRuntimeException failure) {
-            throw failure;
-        }
-        return Optional.empty();
+        return queue.next(end -> {
+            if (end.isPresent()) {
+                throw end.get();
+            }
+        });
     }
 
     private void readDocker() {
-        Object last = END;
+        Optional<ContainerRuntimeException> last = Optional.empty();
         try {
             for (Optional<ContainerRuntime.Event> e = docker.next(); e.isPresent() && !closed; e = docker.next()) {
                 queue.put(e.get());
             }
         } catch (ContainerRuntimeException e) {
-            last = e;
+            last = Optional.of(e);
         } catch (RuntimeException e) {
-            last = new ContainerRuntimeException.Unreachable("event stream: " + e, e);
+            last = Optional.of(new ContainerRuntimeException.Unreachable("event stream: " + e, e));
         } catch (InterruptedException e) {
             return;
         }
         try {
             // The end of Docker's stream is this one's, after the events queued before it.
-            queue.put(last);
+            queue.putEnd(last);
         } catch (InterruptedException e) {
             // Closed meanwhile.
         }

@@ -226,14 +226,14 @@ public final class Directory implements AutoCloseable {
      */
     public Directory makeDirectory(String name, int uid, int gid, int mode) throws ErrnoException {
         requirePlain(name);
-        Libc.mkdirat(fd, name, 0700);
+        LibcNewEntries.mkdirat(fd, name, 0700);
         Directory created = subdirectory(name);
         try {
             // The mode first, while the directory is still the agent's own: no CAP_FOWNER (mode
             // of another's file) or CAP_FSETID (setgid for a foreign group) is needed. A chown
             // by root keeps a directory's setgid bit.
-            Libc.fchmod(created.fd, mode & 07777);
-            Libc.fchownat(fd, name, uid, gid);
+            LibcNewEntries.fchmod(created.fd, mode & 07777);
+            LibcNewEntries.fchownat(fd, name, uid, gid);
             return created;
         } catch (ErrnoException e) {
             created.close();

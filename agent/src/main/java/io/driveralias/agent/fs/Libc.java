@@ -35,7 +35,7 @@ public final class Libc {
     private static final long SYS_PIDFD_OPEN = 434;
     private static final long SYS_OPENAT2 = 437;
 
-    private static final MethodHandle OPENAT = fn("openat",
+    static final MethodHandle OPENAT = fn("openat",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT), 3);
     private static final MethodHandle SYSCALL4 = fn("syscall",
             FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG), 1);
@@ -53,15 +53,16 @@ public final class Libc {
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT), -1);
     private static final MethodHandle UNLINKAT = fn("unlinkat",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), -1);
-    private static final MethodHandle MKDIRAT = fn("mkdirat",
-            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), -1);
-    private static final MethodHandle FCHOWNAT = fn("fchownat",
+    /** The calls of {@link LibcNewEntries}, linked here with the others. */
+    static final MethodHandle FCHOWNAT = fn("fchownat",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT), -1);
-    private static final MethodHandle FCHMOD = fn("fchmod",
+    static final MethodHandle FCHMOD = fn("fchmod",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT), -1);
-    private static final MethodHandle FSYNC = fn("fsync", FunctionDescriptor.of(JAVA_INT, JAVA_INT), -1);
-    private static final MethodHandle FCHOWN = fn("fchown",
+    static final MethodHandle FSYNC = fn("fsync", FunctionDescriptor.of(JAVA_INT, JAVA_INT), -1);
+    static final MethodHandle FCHOWN = fn("fchown",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT), -1);
+    static final MethodHandle MKDIRAT = fn("mkdirat",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT), -1);
     private static final MethodHandle FGETXATTR = fn("fgetxattr",
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG), -1);
 
@@ -97,41 +98,6 @@ public final class Libc {
                     (int) OPENAT.invokeExact(s.errno, dirfd, s.name(name), flags | OpenFlags.O_CLOEXEC, 0));
         } catch (Throwable t) {
             throw rethrown("openat", t);
-        }
-    }
-
-    // Same values on x86_64 and aarch64 (asm-generic), unlike O_DIRECTORY/O_NOFOLLOW.
-    private static final int O_RDWR = 02;
-    private static final int O_CREAT = 0100;
-    private static final int O_EXCL = 0200;
-
-    /**
-     * Creates a new regular file {@code name} in {@code dirfd} for writing and reading back:
-     * never an existing name, never through a symlink (O_EXCL|O_NOFOLLOW). {@code mode} is
-     * still cut by the umask.
-     */
-    public static int createFile(int dirfd, String name, int mode) throws ErrnoException {
-        int flags = O_RDWR | O_CREAT | O_EXCL | OpenFlags.O_NOFOLLOW | OpenFlags.O_CLOEXEC;
-        try (NativeScratch s = NativeScratch.acquire()) {
-            return (int) check("openat", name, s, (int) OPENAT.invokeExact(s.errno, dirfd, s.name(name), flags, mode));
-        } catch (Throwable t) {
-            throw rethrown("openat", t);
-        }
-    }
-
-    public static void fsync(int fd) throws ErrnoException {
-        try (NativeScratch s = NativeScratch.acquire()) {
-            check("fsync", null, s, (int) FSYNC.invokeExact(s.errno, fd));
-        } catch (Throwable t) {
-            throw rethrown("fsync", t);
-        }
-    }
-
-    public static void fchown(int fd, int uid, int gid) throws ErrnoException {
-        try (NativeScratch s = NativeScratch.acquire()) {
-            check("fchown", null, s, (int) FCHOWN.invokeExact(s.errno, fd, uid, gid));
-        } catch (Throwable t) {
-            throw rethrown("fchown", t);
         }
     }
 
@@ -245,32 +211,6 @@ public final class Libc {
             check("unlinkat", name, s, (int) UNLINKAT.invokeExact(s.errno, dirfd, s.name(name), flags));
         } catch (Throwable t) {
             throw rethrown("unlinkat", t);
-        }
-    }
-
-    public static void mkdirat(int dirfd, String name, int mode) throws ErrnoException {
-        try (NativeScratch s = NativeScratch.acquire()) {
-            check("mkdirat", name, s, (int) MKDIRAT.invokeExact(s.errno, dirfd, s.name(name), mode));
-        } catch (Throwable t) {
-            throw rethrown("mkdirat", t);
-        }
-    }
-
-    /** Changes the owner of a name in {@code dirfd}, never following a symlink. */
-    public static void fchownat(int dirfd, String name, int uid, int gid) throws ErrnoException {
-        try (NativeScratch s = NativeScratch.acquire()) {
-            check("fchownat", name, s, (int) FCHOWNAT.invokeExact(s.errno, dirfd, s.name(name), uid, gid,
-                    OpenFlags.AT_SYMLINK_NOFOLLOW));
-        } catch (Throwable t) {
-            throw rethrown("fchownat", t);
-        }
-    }
-
-    public static void fchmod(int fd, int mode) throws ErrnoException {
-        try (NativeScratch s = NativeScratch.acquire()) {
-            check("fchmod", null, s, (int) FCHMOD.invokeExact(s.errno, fd, mode));
-        } catch (Throwable t) {
-            throw rethrown("fchmod", t);
         }
     }
 

@@ -26,7 +26,7 @@ public final class NewFile implements ByteSource, AutoCloseable {
         this.dir = dir;
         this.name = name;
         this.temporary = RootFs.temporaryName(name);
-        this.fd = Libc.createFile(dir.fd(), temporary, 0600);
+        this.fd = LibcNewEntries.createFile(dir.fd(), temporary, 0600);
     }
 
     /** Appends {@code bytes[0..length)}. */
@@ -47,9 +47,9 @@ public final class NewFile implements ByteSource, AutoCloseable {
 
     /** Mode while the file is still the agent's own (no CAP_FOWNER needed), then owner; then fsync. */
     private void seal(int mode, int uid, int gid) throws ErrnoException {
-        Libc.fchmod(fd, mode & 0777);
-        Libc.fchown(fd, uid, gid);
-        Libc.fsync(fd);
+        LibcNewEntries.fchmod(fd, mode & 0777);
+        LibcNewEntries.fchown(fd, uid, gid);
+        LibcNewEntries.fsync(fd);
         Libc.close(fd);
         fd = -1;
     }

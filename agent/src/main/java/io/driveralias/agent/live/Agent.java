@@ -68,9 +68,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
     private final Thread warmUp;
     private final ScheduledExecutorService reconciler = daemonScheduler("reconcile");
     private final ScheduledExecutorService pinger = daemonScheduler("runtime-ping");
-    private final Optional<String> podUid;
-    /** Whether a watched runtime runs the agent's own pod: null until every runtime has reconciled once. */
-    private volatile Boolean ownPodFound;
+    private final OwnPodSearch ownPod;
 
     public Agent(List<Watched> watched, ExaminationReporter reporter, RepairMetrics metrics, Clock clock,
                  int workerCount, Duration resyncInterval, Duration shutdownGrace) {
@@ -85,7 +83,6 @@ public final class Agent implements AgentStatus, AutoCloseable {
 
     Agent(List<Watched> watched, ExaminationReporter reporter, RepairMetrics metrics, Clock clock, int workerCount,
           Duration resyncInterval, Duration shutdownGrace, Tuning tuning, Optional<String> podUid) {
-        this.podUid = podUid;
         if (watched.isEmpty()) {
             throw new IllegalArgumentException("no runtime to watch");
         }
@@ -97,8 +94,9 @@ public final class Agent implements AgentStatus, AutoCloseable {
         this.clock = clock;
         this.resyncInterval = resyncInterval;
         this.shutdownGrace = shutdownGrace;
+        this.ownPod = new OwnPodSearch(podUid, runtimes.values(), metrics);
         RuntimeWatch.Shared shared = new RuntimeWatch.Shared(queue, history, metrics, clock, reconciler, pinger, tuning,
-                this::lookForOwnPod);
+                ownPod::look);
         watched.forEach(w -> runtimes.put(w.runtime().name(), new RuntimeWatch(w, shared)));
         ContainerRepairer first = watched.getFirst().repairer();
         this.warmUp = new Thread(() -> first.warmUp(Math.max(0, tuning.warmupRounds() - 1),
@@ -210,22 +208,11 @@ public final class Agent implements AgentStatus, AutoCloseable {
         }
         String examinedId = e.container().id().isEmpty() ? id : e.container().id();
         RepairQueue.Key key = new RepairQueue.Key(watch.name(), examinedId);
-        boolean ended = e.outcome() == ContainerOutcome.GONE || e.outcome() == ContainerOutcome.MISSED;
-        if (ended && previous.isPresent() && (e.startedAt().isEmpty() || e.startedAt().equals(previous.get().startedAt()))) {
-            // The start already reported has ended: nothing new to count, nothing to retry. A start
-            // that was repaired stays so: its aliases outlive it in the container's writable layer.
+        Optional<Reported> kept = EndedStarts.kept(e, previous);
+        if (kept.isPresent()) {
+            // An ended start that is no news (see EndedStarts): its series goes, nothing is counted.
             metrics.resolved(examinedId);
-            ContainerOutcome kept = previous.get().outcome() == ContainerOutcome.REPAIRED ? ContainerOutcome.REPAIRED
-                    : ContainerOutcome.GONE;
-            history.put(key, new Reported(previous.get().startedAt(), kept, e.detail()));
-            return;
-        }
-        if (ended && previous.map(r -> r.outcome() == ContainerOutcome.REPAIRED).orElse(false)) {
-            // A restart (a crash loop, --restart always) that ended before it could be examined: the
-            // aliases an earlier start got live on in the container's writable layer, so this is no
-            // miss, and no alarm. Nothing new to count; the next restart is judged the same way.
-            metrics.resolved(examinedId);
-            history.put(key, new Reported(e.startedAt(), ContainerOutcome.REPAIRED, e.detail()));
+            history.put(key, kept.get());
             return;
         }
         history.put(key, reporter.report(e, previous));
@@ -290,41 +277,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
     @Override
     public boolean ready() {
         return runtimes.values().stream().allMatch(w -> w.reconciled && w.up())
-                && (podUid.isEmpty() || Boolean.TRUE.equals(ownPodFound));
-    }
-
-    /**
-     * In a pod: once every runtime has listed its containers, whether one of them runs the
-     * agent's own pod. None does on a node whose kubelet uses a runtime the agent does not watch
-     * (containerd beside Docker during a migration, CRI-O): the agent would be ready and repair
-     * nothing. Asked again at every reconcile until found.
-     */
-    private synchronized void lookForOwnPod() {
-        if (podUid.isEmpty() || Boolean.TRUE.equals(ownPodFound)
-                || !runtimes.values().stream().allMatch(w -> w.reconciled)) {
-            return;
-        }
-        boolean found = false;
-        for (RuntimeWatch w : runtimes.values()) {
-            try {
-                found = w.watched.runtime().runsPod(podUid.get());
-            } catch (ContainerRuntimeException e) {
-                LOG.debug("{} could not say whether it runs pod {}: {}", w.display(), podUid.get(), e.getMessage());
-                return;
-            }
-            if (found) {
-                break;
-            }
-        }
-        metrics.ownPodVisible(found);
-        if (found && ownPodFound != null) {
-            LOG.info("found its own pod {} through a watched runtime: ready", podUid.get());
-        } else if (!found && ownPodFound == null) {
-            LOG.error("this node's containers run in a runtime the agent does not watch: its own pod {} runs in none of {};"
-                    + " not ready (docs/runbook.md#driveraliasruntimenotwatched)", podUid.get(),
-                    runtimes.values().stream().map(w -> w.display() + " at " + w.watched.runtime().endpoint()).toList());
-        }
-        ownPodFound = found;
+                && ownPod.satisfied();
     }
 
     /** Stops taking events, lets repairs in flight finish (bounded by the grace), then stops. */

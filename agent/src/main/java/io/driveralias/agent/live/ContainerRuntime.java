@@ -3,6 +3,8 @@ package io.driveralias.agent.live;
 import io.driveralias.agent.core.ContainerInfo;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * All the agent asks of one container runtime, owned here by the code that asks: its container
@@ -132,6 +134,49 @@ public interface ContainerRuntime extends AutoCloseable {
 
         @Override
         void close();
+
+        /**
+         * This stream, telling {@code forget} the id of each container removed before handing its
+         * event on: a removed container's id may be used again, so what an adapter keeps of it
+         * (its description since its creation) goes with it.
+         */
+        /** This stream with only the events {@code keep} accepts: the others are read and dropped. */
+        default EventStream filtered(Predicate<Event> keep) {
+            EventStream events = this;
+            return new EventStream() {
+                @Override
+                public Optional<Event> next() throws ContainerRuntimeException {
+                    for (Optional<Event> e = events.next(); e.isPresent(); e = events.next()) {
+                        if (keep.test(e.get())) {
+                            return e;
+                        }
+                    }
+                    return Optional.empty();
+                }
+
+                @Override
+                public void close() {
+                    events.close();
+                }
+            };
+        }
+
+        default EventStream forgettingRemoved(Consumer<String> forget) {
+            EventStream events = this;
+            return new EventStream() {
+                @Override
+                public Optional<Event> next() throws ContainerRuntimeException {
+                    Optional<Event> event = events.next();
+                    event.filter(e -> e.action() == Action.REMOVED).ifPresent(e -> forget.accept(e.containerId()));
+                    return event;
+                }
+
+                @Override
+                public void close() {
+                    events.close();
+                }
+            };
+        }
     }
 
     @Override

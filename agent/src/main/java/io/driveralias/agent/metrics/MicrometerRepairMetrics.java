@@ -5,28 +5,16 @@ import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.LateRepairCause;
-import io.driveralias.agent.core.PodRef;
-import io.driveralias.agent.core.Printable;
 import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Meter;
-import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Collection;
-import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 
@@ -43,12 +31,11 @@ import java.util.function.LongSupplier;
  */
 public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseable {
 
+    /** What a node may watch: the one-argument constructors' set, as on a node with both runtimes. */
+    public static final Set<String> ADAPTED_RUNTIMES = Set.of("docker", "containerd");
     static final int LIBRARY_LIMIT = 64;
     static final int ACTION_LIMIT = 32;
     static final int RESULT_LIMIT = 8;
-
-    /** Kubernetes names are at most 253 characters; a Docker label can be anything. */
-    private static final int MAX_CONTAINER_LABEL = 253;
 
     private static final Duration[] LATENCY_BUCKETS = {
         Duration.ofMillis(1), Duration.ofMillis(5), Duration.ofMillis(10), Duration.ofMillis(25),
@@ -60,26 +47,9 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     private static final String LINKS_CREATED = "driver.alias.links.created";
     private static final String LINKS_REPLACED = "driver.alias.links.replaced";
     private static final String REPAIR_FAILURES = "driver.alias.repair.failures";
-    private static final String UNREPAIRED_CONTAINERS = "driver.alias.unrepaired.containers";
-    private static final String CONTAINER_UNREPAIRED = "driver.alias.container.unrepaired";
-    private static final String RESYNC_INTERVAL = "driver.alias.resync.interval.seconds";
-    private static final String DOCKER_EVENTS = "driver.alias.docker.events";
-    private static final String RUNTIME_EVENTS = "driver.alias.runtime.events";
-    private static final String RUNTIME_UP = "driver.alias.runtime.up";
-    /**
-     * The {@code runtime} label's whole set: the runtimes the agent has adapters for, and {@code nri},
-     * the agent's connection to containerd as its NRI plugin. Anything else counts as "other".
-     */
-    private static final Set<String> RUNTIMES = Set.of("docker", "containerd", "nri");
-    /** What a node may watch: the one-argument constructors' set, as on a node with both runtimes. */
-    public static final Set<String> ADAPTED_RUNTIMES = Set.of("docker", "containerd");
-    private static final String HOST_DRIVER_FILES = "driver.alias.host.driver.files";
-    private static final String UNMATCHED_DRIVER_FILES = "driver.alias.unmatched.driver.files";
     private static final String KUBERNETES_EVENTS = "driver.alias.kubernetes.events";
     private static final String QUEUE_REFUSED = "driver.alias.queue.refused";
     private static final String REPAIRED_AFTER_START = "driver.alias.repaired.after.start";
-    private static final String OWN_POD_VISIBLE = "driver.alias.own.pod.visible";
-    private static final String RECONCILE_LAST_SUCCESS = "driver.alias.reconcile.last.success.timestamp.seconds";
     /** Micrometer's Prometheus registry turns a gauge whose name ends in ".info" into an info metric. */
     private static final String BUILD_INFO = "driver.alias.build.info";
 
@@ -90,25 +60,15 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     private final Runnable onClose;
 
     private final BoundedLabel libraries = new BoundedLabel(LIBRARY_LIMIT);
-    private final BoundedLabel actions = new BoundedLabel(ACTION_LIMIT);
     private final BoundedLabel results = new BoundedLabel(RESULT_LIMIT);
 
     private final Timer repairDuration;
     private final Timer exposure;
-    /** Outside a pod the agent never asks, and the series does not exist. */
-    private final AtomicInteger ownPod = new AtomicInteger();
-    private final java.util.concurrent.atomic.AtomicBoolean ownPodGauge = new java.util.concurrent.atomic.AtomicBoolean();
-    /** One gauge per watched runtime, registered when the agent first says whether it is up. */
-    private final Map<String, AtomicInteger> runtimeUp = new ConcurrentHashMap<>();
-    /** Milliseconds of --resync-interval; the gauge is registered when it is first set. */
-    private final AtomicLong resyncMillis = new AtomicLong(-1);
-    private final AtomicReference<Instant> lastReconcile = new AtomicReference<>();
-    private final Map<String, ContainerSeries> unrepaired = new ConcurrentHashMap<>();
+    private final UnrepairedContainers unrepaired;
+    private final RuntimeMeters runtimes;
+    private final AgentStateGauges state;
     /** Replaced under this object's lock when the driver version changes. */
     private Meter buildInfo;
-
-    private record ContainerSeries(Tags tags, Meter gauge) {
-    }
 
     /** The agent's meters only, on a registry the caller owns, as on a node that watches Docker and containerd. */
     public MicrometerRepairMetrics(PrometheusMeterRegistry registry, String version) {
@@ -146,16 +106,9 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
             kubernetesEvents(result);
         }
         queueRefused();
-        Gauge.builder(UNREPAIRED_CONTAINERS, unrepaired, Map::size)
-                .description("Running in-scope containers still missing a driver alias")
-                .strongReference(true)
-                .register(registry);
-        // Each watched runtime at 0 until it connects: an agent that never reaches its runtime is
-        // seen by the disconnect alert too. Docker's own gauge, kept for dashboards written before
-        // other runtimes, only where Docker is watched: no Docker series on a containerd node.
-        for (String runtime : this.watched) {
-            runtimeUp(runtimeName(runtime));
-        }
+        unrepaired = new UnrepairedContainers(registry);
+        runtimes = new RuntimeMeters(registry, this.watched);
+        state = new AgentStateGauges(registry);
         repairDuration = latency("driver.alias.repair.duration",
                 "From the runtime's event (or reconcile) to the aliases verified");
         exposure = latency("driver.alias.exposure",
@@ -175,17 +128,7 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
 
     /** The whole registry in OpenMetrics if {@code acceptHeader} asks for it, else in the Prometheus text format. */
     public PrometheusScrape scrape(String acceptHeader) {
-        String contentType = acceptHeader != null && acceptHeader.contains("application/openmetrics-text")
-                ? PrometheusScrape.OPENMETRICS
-                : PrometheusScrape.TEXT;
-        ByteArrayOutputStream body = new ByteArrayOutputStream(32 * 1024);
-        try {
-            // The registry picks its writer from this string just as from an Accept header.
-            registry.scrape(body, contentType);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
-        return new PrometheusScrape(contentType, body.toByteArray());
+        return PrometheusScrape.of(registry, acceptHeader);
     }
 
     @Override
@@ -218,40 +161,17 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
 
     @Override
     public void unrepaired(ContainerRef container, Collection<FailureReason> reasons) {
-        Tags tags = containerTags(container).and("reason", RepairMetrics.mainReason(reasons).label());
-        unrepaired.compute(container.id(), (id, old) -> {
-            if (old != null && old.tags().equals(tags)) {
-                return old;
-            }
-            if (old != null) {
-                registry.remove(old.gauge());
-            }
-            Meter gauge = Gauge.builder(CONTAINER_UNREPAIRED, () -> 1)
-                    .description("1 for each running in-scope container still missing a driver alias")
-                    .tags(tags)
-                    .register(registry);
-            return new ContainerSeries(tags, gauge);
-        });
+        unrepaired.unrepaired(container, reasons);
     }
 
     @Override
     public void resolved(String containerId) {
-        unrepaired.computeIfPresent(containerId, (id, series) -> {
-            registry.remove(series.gauge());
-            return null;
-        });
+        unrepaired.resolved(containerId);
     }
 
     @Override
     public void resyncInterval(Duration interval) {
-        // Registered once told, not before: the alert that uses it must not see a 0.
-        if (resyncMillis.getAndSet(interval.toMillis()) >= 0) {
-            return;
-        }
-        Gauge.builder(RESYNC_INTERVAL, resyncMillis, millis -> millis.get() / 1000.0)
-                .description("The configured period of the full reconcile (--resync-interval)")
-                .strongReference(true)
-                .register(registry);
+        state.resyncInterval(interval);
     }
 
     @Override
@@ -266,72 +186,22 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
 
     @Override
     public void runtimeConnected(String runtime, boolean up) {
-        runtimeUp(runtimeName(runtime)).set(up ? 1 : 0);
-    }
-
-    /** The runtime's gauge, registered at 0 the first time; Docker's also feeds driver_alias_docker_up. */
-    private AtomicInteger runtimeUp(String name) {
-        return runtimeUp.computeIfAbsent(name, r -> {
-            AtomicInteger value = new AtomicInteger();
-            Gauge.builder(RUNTIME_UP, value, AtomicInteger::get)
-                    .description("1 while the runtime's event stream is connected and it answers")
-                    .tag("runtime", r)
-                    .strongReference(true)
-                    .register(registry);
-            if (r.equals("docker")) {
-                // Kept for the dashboards written before the agent watched other runtimes.
-                Gauge.builder("driver.alias.docker.up", value, AtomicInteger::get)
-                        .description("1 while the Docker event stream is connected (driver_alias_runtime_up{runtime=\"docker\"})")
-                        .strongReference(true)
-                        .register(registry);
-            }
-            return value;
-        });
+        runtimes.connected(runtime, up);
     }
 
     @Override
     public void hostDriverFiles(IntSupplier found, LongSupplier unmatched) {
-        Gauge.builder(HOST_DRIVER_FILES, found, f -> f.getAsInt())
-                .description("The driver's files the agent found on the host; 0: it can repair no container")
-                .strongReference(true)
-                .register(registry);
-        FunctionCounter.builder(UNMATCHED_DRIVER_FILES, unmatched, u -> u.getAsLong())
-                .description("Driver-named files in containers that are none of the host's driver files")
-                .register(registry);
+        state.hostDriverFiles(found, unmatched);
     }
 
     @Override
     public void runtimeEvent(String runtime, String action) {
-        String name = runtimeName(runtime);
-        String admitted = actions.admit(actionName(action));
-        Counter.builder(RUNTIME_EVENTS)
-                .description("Container runtime events received, by runtime and action")
-                .tag("runtime", name)
-                .tag("action", admitted)
-                .register(registry)
-                .increment();
-        if (name.equals("docker")) {
-            Counter.builder(DOCKER_EVENTS)
-                    .description("Docker events received, by action")
-                    .tag("action", admitted)
-                    .register(registry)
-                    .increment();
-        }
-    }
-
-    private static String runtimeName(String runtime) {
-        return RUNTIMES.contains(runtime) ? runtime : BoundedLabel.OTHER;
+        runtimes.event(runtime, action);
     }
 
     @Override
     public void ownPodVisible(boolean visible) {
-        if (ownPodGauge.compareAndSet(false, true)) {
-            Gauge.builder(OWN_POD_VISIBLE, ownPod, AtomicInteger::get)
-                    .description("1 once a watched runtime runs the agent's own pod, 0 while none does")
-                    .strongReference(true)
-                    .register(registry);
-        }
-        ownPod.set(visible ? 1 : 0);
+        state.ownPodVisible(visible);
     }
 
     @Override
@@ -361,20 +231,12 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
 
     @Override
     public void reconcileSucceeded(Instant at) {
-        // Registered on the first success, not before: a series that reads 0 would look
-        // like a reconcile in 1970 and page someone while the agent is still starting.
-        if (lastReconcile.getAndSet(at) != null) {
-            return;
-        }
-        Gauge.builder(RECONCILE_LAST_SUCCESS, lastReconcile, last -> last.get().toEpochMilli() / 1000.0)
-                .description("Unix time of the last full reconcile that finished")
-                .strongReference(true)
-                .register(registry);
+        state.reconcileSucceeded(at);
     }
 
     @Override
     public synchronized void driverVersion(String driverVersion) {
-        String value = driverVersion == null || driverVersion.isBlank() ? "unknown" : labelValue(driverVersion);
+        String value = driverVersion == null || driverVersion.isBlank() ? "unknown" : UnrepairedContainers.labelValue(driverVersion);
         if (value.equals(buildInfo.getId().getTag("driver_version"))) {
             return;
         }
@@ -427,35 +289,5 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
                 .tag("version", version)
                 .tag("driver_version", driverVersion)
                 .register(registry);
-    }
-
-    private static Tags containerTags(ContainerRef container) {
-        PodRef pod = container.pod().orElse(null);
-        String name = pod != null ? pod.container() : stripSlash(container.name());
-        return Tags.of(
-                "namespace", pod != null ? labelValue(pod.namespace()) : "",
-                "pod", pod != null ? labelValue(pod.name()) : "",
-                "container", labelValue(name),
-                "container_id", labelValue(container.id()));
-    }
-
-    /** Docker names containers "/name" in its API; people know them as "name". */
-    private static String stripSlash(String name) {
-        return name != null && name.startsWith("/") ? name.substring(1) : name;
-    }
-
-    /** "exec_start: /bin/sh -c ..." carries a command line; only the action is a label. */
-    private static String actionName(String action) {
-        int colon = action == null ? -1 : action.indexOf(':');
-        return colon < 0 ? action : action.substring(0, colon);
-    }
-
-    /**
-     * A label value from container data (a Docker label can hold anything): control characters,
-     * line breaks and bidi overrides escaped as in the log lines ({@link Printable}), so a
-     * dashboard, a terminal running curl or an alert message shows what was there, and capped.
-     */
-    private static String labelValue(String value) {
-        return Printable.of(value, MAX_CONTAINER_LABEL);
     }
 }

@@ -1,14 +1,11 @@
 package io.driveralias.agent.overlay;
 
-import io.driveralias.agent.core.ActionKind;
 import io.driveralias.agent.core.AliasPlanner;
 import io.driveralias.agent.core.DriverLibrary;
-import io.driveralias.agent.core.FileNames;
 import io.driveralias.agent.core.LateRepairCause;
 import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.core.RuntimeDriverFiles;
 import io.driveralias.agent.core.ContainerInfo;
-import io.driveralias.agent.fs.Directory;
 import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.fs.KernelFiles;
@@ -16,7 +13,6 @@ import io.driveralias.agent.fs.Libc;
 import io.driveralias.agent.fs.OpenFlags;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.fs.ProcessStartTime;
-import io.driveralias.agent.fs.RootFs;
 import io.driveralias.agent.repair.LoaderCache;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -52,12 +48,6 @@ public final class CreateTimeSeeder {
     private static final Logger LOG = LoggerFactory.getLogger(CreateTimeSeeder.class);
     /** How long a created container may take to begin its start ({@code docker run}: a few ms). */
     private static final Duration START_PATIENCE = Duration.ofMillis(100);
-    /**
-     * How long the runtime may take from creating the root's directory to mounting the overlay on
-     * it: Docker does both at once; containerd makes the bundle's {@code rootfs}, then starts the
-     * task's shim (one per {@code ctr run}), which mounts it: over 200 ms on a busy 2-core node.
-     */
-    private static final Duration MOUNT_PATIENCE = Duration.ofMillis(1000);
 
     /**
      * @param libraryDirectories where a GPU runtime's files may land, in order
@@ -74,8 +64,8 @@ public final class CreateTimeSeeder {
     }
 
     private final java.util.Set<String> warned = java.util.concurrent.ConcurrentHashMap.newKeySet();
-    private final AliasPlanner planner;
     private final UpperLayerWriter upperLayer;
+    private final MountedRootSeeder throughRoot;
     private final PathResolver resolver;
     private final SeedTargets targets;
     private final LoaderCache loaderCache;
@@ -85,9 +75,9 @@ public final class CreateTimeSeeder {
     public CreateTimeSeeder(HostDriver driver, AliasPlanner planner, PathResolver resolver, Settings settings,
                             LoaderCache loaderCache) {
         this.loaderCache = loaderCache;
-        this.planner = planner;
         this.upperLayer = new UpperLayerWriter(planner);
         this.resolver = resolver;
+        this.throughRoot = new MountedRootSeeder(planner, resolver, loaderCache, this::beforeProgram);
         this.targets = new SeedTargets(driver, settings.libraryDirectories());
         this.startTimes = settings.startTimes();
     }
@@ -113,7 +103,7 @@ public final class CreateTimeSeeder {
         if (!MountedRoot.awaitStarting(layers.get().mergedDir(), START_PATIENCE)) {
             return Optional.empty();
         }
-        return Optional.of(seedMounted(info, layers.get().mergedDir(), layers.get().upperDir(), wanted.get()));
+        return Optional.of(throughRoot.seed(info, layers.get().mergedDir(), layers.get().upperDir(), wanted.get()));
     }
 
     /** Into the container's writable layer while it is not mounted, or through its overlay if it just was. */
@@ -137,7 +127,7 @@ public final class CreateTimeSeeder {
         }
         String merged = overlay.mergedDir();
         if (MountedRoot.starting(merged)) {
-            return seedMounted(info, merged, overlay.upperDir(), wanted.get());
+            return throughRoot.seed(info, merged, overlay.upperDir(), wanted.get());
         }
         UpperLayerWriter.NotStarted notStarted = () -> requireUnmounted(merged);
         List<LinkAction> written = new ArrayList<>();
@@ -145,7 +135,7 @@ public final class CreateTimeSeeder {
             // With `docker run` the start usually wins the race: find out before any other work.
             notStarted.require();
         } catch (ErrnoException e) {
-            return seedMounted(info, merged, overlay.upperDir(), wanted.get());
+            return throughRoot.seed(info, merged, overlay.upperDir(), wanted.get());
         }
         try (LayerStack layers = LayerStack.open(overlay.upperDir(), overlay.lowerDir(), resolver)) {
             Map<String, List<DriverLibrary>> libraries = wanted.get().in(path -> {
@@ -166,7 +156,7 @@ public final class CreateTimeSeeder {
             if (e.is(Errno.EBUSY) && MountedRoot.starting(merged)) {
                 // Its start began meanwhile (under the CRI the kubelet starts a container the moment it
                 // is created): what is left goes through its root once mounted, before its process runs.
-                Seeding mounted = seedMounted(info, merged, overlay.upperDir(), wanted.get());
+                Seeding mounted = throughRoot.seed(info, merged, overlay.upperDir(), wanted.get());
                 if (written.isEmpty()) {
                     return mounted;
                 }
@@ -218,7 +208,7 @@ public final class CreateTimeSeeder {
     }
 
     /** Why a write into the layers failed, as an operator reads it. */
-    private static LateRepairCause causeOf(ErrnoException e) {
+    static LateRepairCause causeOf(ErrnoException e) {
         if (e.is(Errno.EPERM) || e.is(Errno.EACCES)) {
             return LateRepairCause.PERMISSION;
         }
@@ -234,84 +224,6 @@ public final class CreateTimeSeeder {
     /** No aliases to write: for a container whose GPU runtime adds files not yet seen, that is a cause. */
     private Seeding skippedIfGpu(ContainerInfo info) {
         return info.gpu().addsDriverFiles() ? Seeding.skipped(LateRepairCause.RUNTIME_FILES_UNKNOWN) : Seeding.NOTHING_TO_DO;
-    }
-
-    /** Through the container's own overlay, once mounted: before runc runs its process. */
-    private Seeding seedMounted(ContainerInfo info, String merged, String upper, SeedTargets.Wanted wanted) {
-        List<LinkAction> written = new ArrayList<>();
-        try (RootFs root = MountedRoot.await(merged, upper, MOUNT_PATIENCE, resolver).orElse(null)) {
-            if (root == null) {
-                LOG.debug("container {}: its root was not mounted in time, or not as its own overlay: "
-                        + "left to the start path", info.id());
-                return Seeding.skipped(LateRepairCause.MOUNT_TIMEOUT);
-            }
-            List<LoaderCache.Entry> right = new ArrayList<>();
-            for (Map.Entry<String, List<DriverLibrary>> e : wanted.in(path -> isDirectory(root, path)).entrySet()) {
-                written.addAll(linkThrough(root, e.getKey(), e.getValue(), right));
-            }
-            // The cache in the same moment: an entrypoint that asks `ldconfig -p` at its first
-            // instruction must find what the links promise.
-            LoaderCache.Result cache = right.isEmpty() ? LoaderCache.Result.NOT_CHECKED : loaderCache.refresh(root, right, true);
-            LOG.debug("container {}: {} alias(es) written through its mounted root, loader cache {}", info.id(),
-                    written.size(), cache.status());
-        } catch (ErrnoException e) {
-            LOG.debug("container {}: not repaired before start through its mounted root: {}", info.id(),
-                    e.getMessage());
-            return Seeding.skipped(causeOf(e));
-        }
-        return Seeding.written(written, info.overlay().map(o -> beforeProgram(o.taskDir())).orElse(false));
-    }
-
-    /**
-     * The links of one directory, in-root and never across a mount. A directory the image lacks
-     * is left to runc (it makes the mount points) and to the start path.
-     */
-    private List<LinkAction> linkThrough(RootFs root, String path, List<DriverLibrary> libraries,
-                                         List<LoaderCache.Entry> right) throws ErrnoException {
-        Directory dir;
-        try {
-            dir = root.openDirectory(path, true);
-        } catch (ErrnoException e) {
-            if (isAbsent(e)) {
-                return List.of();
-            }
-            throw e;
-        }
-        List<LinkAction> written = new ArrayList<>();
-        try (dir) {
-            for (LinkAction action : planner.plan(path, libraries, dir.listing())) {
-                boolean ok = action.kind() == ActionKind.KEEP;
-                if (action.kind().changesSomething()) {
-                    dir.link(action.name(), action.target(), action.kind() == ActionKind.REPLACE);
-                    ok = dir.readLink(action.name()).equals(action.target());
-                    if (ok) {
-                        written.add(action);
-                    }
-                }
-                // SONAME aliases name a versioned file; development links are not cached.
-                if (ok && FileNames.versionOf(action.target()).isPresent()) {
-                    right.add(new LoaderCache.Entry(action.directory(), action.name(), action.target()));
-                }
-            }
-        }
-        return written;
-    }
-
-    /** A directory of the mounted image, reached in-root without crossing a mount. */
-    private static boolean isDirectory(RootFs root, String path) throws ErrnoException {
-        try (Directory ignored = root.openDirectory(path, true)) {
-            return true;
-        } catch (ErrnoException e) {
-            if (isAbsent(e)) {
-                return false;
-            }
-            throw e;
-        }
-    }
-
-    /** A directory the image lacks, or one that leads elsewhere: nothing the agent writes into. */
-    private static boolean isAbsent(ErrnoException e) {
-        return e.is(Errno.ENOENT) || e.is(Errno.ENOTDIR) || e.is(Errno.ELOOP) || e.is(Errno.EXDEV);
     }
 
     private static void requireUnmounted(String mergedDir) throws ErrnoException {
