@@ -59,6 +59,19 @@ public final class AgentHttpServer implements AutoCloseable {
     private static final int FEW = 8;
     /** Kernel threads for the connections of addresses that hold fewer than {@link #FEW} (see {@link #acceptLoop}). */
     private static final int QUIET_THREADS = 16;
+    /**
+     * Of those, one address's at most: the kubelet's two probes, or Prometheus' scrape and a
+     * spare. Without it two addresses holding 8 idle connections each took all 16, and the probe
+     * ran on a virtual thread behind the flood's.
+     */
+    private static final int QUIET_THREADS_PER_CLIENT = 2;
+    /**
+     * Connections held at once over TLS, fewer than {@link Limits#maxConnections}: a handshaken
+     * connection keeps the TLS layer's record buffers, and 64 addresses holding 8 each, with a
+     * request head of 8 KB that never ended, ran the 32 MiB heap out after 367. Past this a
+     * newcomer evicts as ever, so a probe still gets in.
+     */
+    static final int TLS_CONNECTIONS = 128;
 
     /** The bounds on what one client may cost. */
     public record Limits(int maxConnections, Duration headerDeadline, Duration exchangeDeadline, int maxHeaderBytes,
@@ -79,7 +92,9 @@ public final class AgentHttpServer implements AutoCloseable {
     private final Limits limits;
     private final WebSecurity security;
     private final ConnectionSlots slots;
-    private final TlsStart tlsStart = new TlsStart();
+    private final TlsStart tlsStart;
+    /** Connections held at once: fewer over TLS (on or off takes a restart). */
+    private final int connectionCap;
     private final ConnectionRate connectionRate = new ConnectionRate();
     private final Responder responder;
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
@@ -87,7 +102,7 @@ public final class AgentHttpServer implements AutoCloseable {
     private final Semaphore threads;
     /** Threads past that bound, for addresses that hold fewer than {@link #FEW} connections. */
     private final Semaphore reserve = new Semaphore(64);
-    private final Semaphore quietThreads = new Semaphore(QUIET_THREADS);
+    private final QuietThreads quietThreads = new QuietThreads(QUIET_THREADS, QUIET_THREADS_PER_CLIENT);
     private final ScheduledThreadPoolExecutor deadlines;
 
     /**
@@ -125,6 +140,8 @@ public final class AgentHttpServer implements AutoCloseable {
         }
         deadlines = new ScheduledThreadPoolExecutor(1, Thread.ofPlatform().name("http-deadlines").daemon().factory());
         deadlines.setRemoveOnCancelPolicy(true);
+        tlsStart = new TlsStart(deadlines);
+        connectionCap = security.current().tls().isPresent() ? TLS_CONNECTIONS : limits.maxConnections();
     }
 
     public void start() {
@@ -182,7 +199,7 @@ public final class AgentHttpServer implements AutoCloseable {
             ConnectionSlots.Slot slot;
             try {
                 socket.setTcpNoDelay(true); // an answer's head and body go out at once, not 40 ms apart (Nagle, delayed ACK)
-                slot = slots.admit(peer, connection);
+                slot = slots.admit(peer, connection, connectionCap);
             } catch (IOException e) {
                 slot = null;
             }
@@ -198,14 +215,14 @@ public final class AgentHttpServer implements AutoCloseable {
             // are some: the kernel wakes it as its bytes arrive, where a virtual thread would queue
             // behind every runnable connection of a flood for its carrier (on a loaded 2-core machine,
             // under a flood of TLS handshakes, a probe was answered 1.09 s after its handshake).
-            boolean own = quiet && quietThreads.tryAcquire();
+            boolean own = quiet && quietThreads.take(peer);
             Runnable work = () -> {
                 try {
                     serve(connection, admitted, !quiet);
                 } finally {
                     thread.release();
                     if (own) {
-                        quietThreads.release();
+                        quietThreads.giveBack(peer);
                     }
                 }
             };

@@ -43,6 +43,11 @@ final class Connection implements Closeable {
         Thread.interrupted();
     }
 
+    /** Whether it was closed (evicted, or cut at a deadline). */
+    synchronized boolean isClosed() {
+        return closed;
+    }
+
     @Override
     public void close() {
         try {

@@ -27,6 +27,9 @@ final class HttpExchange {
 
         static Request parse(byte[] head) {
             String[] lines = new String(head, StandardCharsets.ISO_8859_1).split("\r\n");
+            if (lines.length == 0) {
+                return null; // a head of blank lines alone ("\r\n\r\n" splits into nothing)
+            }
             String[] requestLine = lines[0].split(" ");
             if (requestLine.length != 3 || !requestLine[2].startsWith("HTTP/1.")) {
                 return null;

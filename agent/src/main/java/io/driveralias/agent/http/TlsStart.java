@@ -6,6 +6,8 @@ import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import javax.net.ssl.SSLSocket;
 
@@ -28,6 +30,12 @@ final class TlsStart {
     private static final int FIRST_TLS_READ = 512;
 
     private final HandshakeTurns handshakes = new HandshakeTurns();
+    /** Cuts a handshake at its deadline: the socket's timeout bounds each read, not the handshake. */
+    private final ScheduledExecutorService deadlines;
+
+    TlsStart(ScheduledExecutorService deadlines) {
+        this.deadlines = deadlines;
+    }
 
     /**
      * The TLS socket over the connection accepted at {@code accepted} (a {@link System#nanoTime()}),
@@ -72,8 +80,16 @@ final class TlsStart {
             }
             SSLSocket ssl = tls.wrap(connection.socket(), first);
             ssl.setSoTimeout((int) Math.min(left, Integer.MAX_VALUE));
-            ssl.startHandshake();
-            return ssl;
+            // A client that dribbles a byte a second keeps each read under its timeout: closing the
+            // connection at the deadline ends the handshake, and the turn it holds, whatever it sends
+            // (one held 9 s and more of a 5 s deadline).
+            ScheduledFuture<?> cut = deadlines.schedule(connection::close, left, TimeUnit.MILLISECONDS);
+            try {
+                ssl.startHandshake();
+            } finally {
+                cut.cancel(false);
+            }
+            return connection.isClosed() ? null : ssl;
         } finally {
             turn.end();
         }

@@ -20,6 +20,7 @@ import java.security.cert.Certificate;
 import java.security.cert.X509Certificate;
 import java.security.spec.MGF1ParameterSpec;
 import java.security.spec.PSSParameterSpec;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
@@ -44,6 +45,20 @@ public final class ServerTls {
 
     /** Certificates and keys are a few kilobytes; a CA bundle some hundreds. */
     private static final long MAX_PEM_BYTES = 1 << 20;
+    static final String REJECT_RENEGOTIATION = "jdk.tls.rejectClientInitiatedRenegotiation";
+    /** TLS sessions kept for resumption (about 1.7 KiB each) and for how long. */
+    static final int SESSION_CACHE = 256;
+    static final Duration SESSION_TIMEOUT = Duration.ofMinutes(5);
+
+    static {
+        // A TLS 1.2 client may ask for a new handshake on its connection, as often as it likes:
+        // each a full handshake outside the turns that bound them (34 in 3 s on one connection,
+        // where its address may have 20). The JDK reads this once, at the first server handshake,
+        // which only this class's contexts make; the image's jvm.options sets it too.
+        if (System.getProperty(REJECT_RENEGOTIATION) == null) {
+            System.setProperty(REJECT_RENEGOTIATION, "true");
+        }
+    }
     private static final Map<String, String> PROTOCOLS = Map.of(
             "TLS10", "TLSv1", "TLS11", "TLSv1.1", "TLS12", "TLSv1.2", "TLS13", "TLSv1.3");
     /** Go's names for the curves (crypto/tls CurveID) and the JDK's for the same groups. */
@@ -87,6 +102,11 @@ public final class ServerTls {
             KeyManagerFactory kmf = KeyManagerFactory.getInstance(KeyManagerFactory.getDefaultAlgorithm());
             kmf.init(keys, password);
             context.init(kmf.getKeyManagers(), trustManagers(tls, at), new SecureRandom());
+            // The JDK keeps 20,480 sessions for 24 h: clients without session tickets (TLS 1.2) left
+            // one each, about 1.7 KiB, more than the 32 MiB heap at that count. A probe or scrape
+            // that resumes within minutes is all the cache serves here.
+            context.getServerSessionContext().setSessionCacheSize(SESSION_CACHE);
+            context.getServerSessionContext().setSessionTimeout((int) SESSION_TIMEOUT.toSeconds());
             return new ServerTls(context, parameters(context, tls, at), tls.clientAllowedSans());
         } catch (GeneralSecurityException | IOException e) {
             throw new ConfigException(at + "cert_file and key_file cannot make a TLS server: " + e.getMessage());
