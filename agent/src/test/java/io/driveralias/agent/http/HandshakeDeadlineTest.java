@@ -2,60 +2,27 @@ package io.driveralias.agent.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.driveralias.agent.metrics.PrometheusScrape;
-import io.driveralias.agent.testing.TestCertificates;
-import io.driveralias.agent.webconfig.WebSecurity;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.ByteBuffer;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.net.ssl.SSLEngine;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Red team: the TLS handshake's deadline ({@link TlsStart#HANDSHAKE_DEADLINE}, 5 s) is set as the
- * socket's read timeout once, and a read timeout bounds each read, not the handshake: a client
- * that sends its ClientHello and then one byte of its next record a second keeps its handshake,
- * and the turn it holds, until the exchange deadline (30 s) closes the socket.
+ * A TLS handshake ends at its deadline ({@link TlsStart#HANDSHAKE_DEADLINE}, 5 s) whatever the
+ * client sends: a read timeout bounds each read, and a client that sent its ClientHello and then a
+ * byte of its next record a second once kept its handshake, and the turn it holds, past 9 s.
  */
-class HandshakeDeadlineTest {
-
-    @TempDir
-    static Path dir;
-    private static TestCertificates certs;
-    private AgentHttpServer server;
-
-    @BeforeAll
-    static void certificates() {
-        certs = TestCertificates.create(dir);
-    }
-
-    @AfterEach
-    void stop() {
-        if (server != null) {
-            server.close();
-        }
-    }
+class HandshakeDeadlineTest extends TlsPortTest {
 
     @Test
     void aHandshakeDribbledByteByByteEndsAtItsDeadline() throws Exception {
-        Path config = Files.writeString(dir.resolve("web.yml"), "tls_server_config: {cert_file: server.crt, key_file: server.key}\n");
-        server = new AgentHttpServer(new InetSocketAddress("127.0.0.1", 0),
-                accept -> new PrometheusScrape("text/plain", "up_test 1\n".getBytes(StandardCharsets.UTF_8)), new FakeAgentStatus(),
-                WebSecurity.load(Optional.of(config.toString())));
-        server.start();
+        start("tls_server_config: {cert_file: server.crt, key_file: server.key}\n");
         SSLEngine engine = certs.clientContext(null).createSSLEngine("localhost", server.port());
         engine.setUseClientMode(true);
         ByteBuffer hello = ByteBuffer.allocate(engine.getSession().getPacketBufferSize());

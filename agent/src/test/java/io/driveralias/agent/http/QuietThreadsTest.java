@@ -15,11 +15,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Red team: the 16 kernel threads kept for quiet addresses (the kubelet's probes, Prometheus)
- * go to any address holding fewer than 8 connections, for as long as a connection lasts (the
- * 10 s head deadline, idle). Two addresses (one dual-stack pod) holding 8 idle connections each
- * take all of them, and the probe is served on a virtual thread, which queues for a carrier
- * behind a flood's connections (the threat model measured 1.09 s for that).
+ * The 16 kernel threads kept for quiet addresses (the kubelet's probes, Prometheus) go to any
+ * address holding fewer than 8 connections, for as long as a connection lasts (the 10 s head
+ * deadline, idle), 2 at most per address: two addresses (one dual-stack pod) holding 8 idle
+ * connections each once took all of them, and the probe was served on a virtual thread, which
+ * queues for a carrier behind a flood's connections (the threat model measured 1.09 s for that).
  */
 class QuietThreadsTest {
 

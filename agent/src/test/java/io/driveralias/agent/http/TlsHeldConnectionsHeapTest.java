@@ -27,13 +27,14 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Red team: the port in a JVM with the shipped options (32 MiB heap) and a ballast standing in
+ * The port in a JVM with the shipped options (32 MiB heap) and a ballast standing in
  * for the rest of the agent's live set (about 12 MiB, agent/image/jvm.options), while 64
  * addresses hold 8 TLS connections each (never busy: fewer than 8 held when each was accepted),
  * each handshaken and holding a request head of almost 8 KiB that never ends (one TLS record: the
  * JDK's socket keeps the record and its plaintext besides the head's own buffer). With 6 MiB of
- * ballast: heads of 8,000 bytes end the JVM after 367 connections; heads of 0, 1,000 and 4,000
- * bytes, plain HTTP, and stalled handshakes (even with 10 MiB) leave it alive.
+ * ballast, heads of 8,000 bytes ended the JVM after 367 connections when 512 could be held over
+ * TLS; at 128 it stays up. Heads of 0, 1,000 and 4,000 bytes, plain HTTP, and stalled handshakes
+ * (even with 10 MiB) are the controls.
  */
 class TlsHeldConnectionsHeapTest {
 

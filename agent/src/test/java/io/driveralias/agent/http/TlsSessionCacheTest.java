@@ -2,59 +2,28 @@ package io.driveralias.agent.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.driveralias.agent.metrics.PrometheusScrape;
-import io.driveralias.agent.testing.TestCertificates;
 import io.driveralias.agent.webconfig.ServerTls;
 import io.driveralias.agent.webconfig.WebSecurity;
 import java.lang.management.ManagementFactory;
-import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Collections;
-import java.util.Optional;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLSessionContext;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Red team: every full TLS handshake leaves a session in the server's session cache, the JDK's
- * default of {@code javax.net.ssl.sessionCacheSize} (20,480) sessions for 24 hours. Any pod can
- * do handshakes (an address 4 a second, every address on its own): the cache is global state
- * that grows with what clients send, and at its bound it takes far more than the 32 MiB heap.
+ * Every full TLS handshake of a client without session tickets leaves a session in the server's
+ * cache, and any pod can handshake (an address 4 a second, every address on its own): the cache
+ * is global state that grows with what clients send. The JDK's default, 20,480 sessions for 24
+ * hours, takes far more than the 32 MiB heap; the server keeps a few, briefly.
  */
-class TlsSessionCacheTest {
-
-    @TempDir
-    static Path dir;
-    private static TestCertificates certs;
-    private AgentHttpServer server;
-
-    @BeforeAll
-    static void certificates() {
-        certs = TestCertificates.create(dir);
-    }
-
-    @AfterEach
-    void stop() {
-        if (server != null) {
-            server.close();
-        }
-    }
+class TlsSessionCacheTest extends TlsPortTest {
 
     @ParameterizedTest
     @CsvSource({"-tls1_2, NoClientCert, ", "-tls1_2, RequireAnyClientCert, client"})
     void handshakesOfNewClientsDoNotPileUpSessions(String protocol, String clientAuth, String clientCert) throws Exception {
-        Path config = Files.writeString(dir.resolve("web-" + System.nanoTime() + ".yml"),
-                "tls_server_config: {cert_file: server.crt, key_file: server.key, client_auth_type: " + clientAuth + "}\n");
-        WebSecurity security = WebSecurity.load(Optional.of(config.toString()));
-        server = new AgentHttpServer(new InetSocketAddress("127.0.0.1", 0),
-                accept -> new PrometheusScrape("text/plain", "up_test 1\n".getBytes(StandardCharsets.UTF_8)), new FakeAgentStatus(), security);
-        server.start();
+        WebSecurity security = start("tls_server_config: {cert_file: server.crt, key_file: server.key, client_auth_type: "
+                + clientAuth + "}\n");
         SSLSessionContext cache = serverContext(security.current().tls().orElseThrow()).getServerSessionContext();
         int addresses = 16;
         int sessions = addresses * 8; // each address's burst: no waiting for a turn
