@@ -5,6 +5,7 @@ import java.net.InetAddress;
 import java.nio.charset.StandardCharsets;
 import java.security.GeneralSecurityException;
 import java.security.SecureRandom;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
@@ -70,13 +71,14 @@ public final class BasicAuth {
         } catch (IllegalArgumentException e) {
             return Verdict.DENIED;
         }
-        String credentials = new String(decoded, StandardCharsets.UTF_8);
-        int colon = credentials.indexOf(':');
+        int colon = indexOfColon(decoded);
         if (colon < 0) {
             return Verdict.DENIED;
         }
-        String user = credentials.substring(0, colon);
-        byte[] password = credentials.substring(colon + 1).getBytes(StandardCharsets.UTF_8);
+        String user = new String(decoded, 0, colon, StandardCharsets.UTF_8);
+        // The password as the client sent its bytes: decoded and encoded back, one that is not
+        // UTF-8 (Latin-1, from older clients) never matched its own hash.
+        byte[] password = Arrays.copyOfRange(decoded, colon + 1, decoded.length);
         String hash = users.get(user);
         boolean known = hash != null;
         String against = known ? hash : DECOY;
@@ -94,6 +96,16 @@ public final class BasicAuth {
             return Verdict.BUSY;
         }
         return verified && known ? Verdict.ALLOWED : Verdict.DENIED;
+    }
+
+    /** The first ':' (a user name holds none, RFC 7617), or -1. */
+    private static int indexOfColon(byte[] credentials) {
+        for (int i = 0; i < credentials.length; i++) {
+            if (credentials[i] == ':') {
+                return i;
+            }
+        }
+        return -1;
     }
 
     /** bcrypt runs so far (tests: the cache works). */
