@@ -18,10 +18,8 @@ import io.driveralias.agent.repair.RepairReport;
 import io.driveralias.agent.repair.RootRepairer;
 import java.time.Clock;
 import java.time.Instant;
-import java.util.EnumSet;
 import java.util.List;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 
@@ -53,6 +51,7 @@ public final class ContainerRepairer {
     private final Clock clock;
     private final RuntimeFileSets runtimeFiles;
     private final SameStart sameStart;
+    private final GoneContainers gone;
 
     /** {@code seeder} null: no repair before start (one-shot commands). */
     public ContainerRepairer(ContainerRuntime runtime, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
@@ -72,6 +71,7 @@ public final class ContainerRepairer {
         this.clock = clock;
         this.runtimeFiles = runtimeFiles;
         this.sameStart = new SameStart(runtime, roots);
+        this.gone = new GoneContainers(createWork, clock);
     }
 
     public Optional<Examination> examine(String id, Instant receivedAt, RootRepairer.Mode mode,
@@ -100,8 +100,8 @@ public final class ContainerRepairer {
             info = starting.isPresent() ? starting.get() : runtime.describe(id);
         } catch (ContainerRuntimeException.NoSuchContainer e) {
             ContainerRef ref = new ContainerRef(id, "", "", Optional.empty());
-            return Optional.of(gone(ref, Optional.empty(), Optional.empty(), receivedAt, "removed before it could be examined",
-                    Seen.NOT_GPU));
+            return Optional.of(gone.gone(ref, Optional.empty(), Optional.empty(), receivedAt, "removed before it could be examined",
+                    GoneContainers.Seen.NOT_GPU));
         } catch (ContainerRuntimeException.TooLarge e) {
             ContainerRef ref = new ContainerRef(id, "", "", Optional.empty());
             try (Mdc ignored = Mdc.container(ref)) {
@@ -129,8 +129,8 @@ public final class ContainerRepairer {
             }
             Optional<String> notGpu = withoutGpuRequest(info);
             if (!info.running()) {
-                return Optional.of(gone(ref, info.startedAt(), processNotBefore(info), receivedAt, "exited before it could be examined",
-                        notGpu.isEmpty() ? Seen.LACKED : Seen.NOT_GPU));
+                return Optional.of(gone.gone(ref, info.startedAt(), processNotBefore(info), receivedAt, "exited before it could be examined",
+                        notGpu.isEmpty() ? GoneContainers.Seen.LACKED : GoneContainers.Seen.NOT_GPU));
             }
             if (notGpu.isPresent()) {
                 return Optional.of(finish(ref, ContainerOutcome.NO_DRIVER, Optional.empty(), info.startedAt(),
@@ -221,25 +221,15 @@ public final class ContainerRepairer {
             runtimeFiles.record(info, report);
         } catch (ErrnoException e) {
             if (e.is(Errno.ESRCH)) {
-                return gone(ref, info.startedAt(), processNotBefore(info), receivedAt, e.getMessage(), Seen.WHILE_WRITING);
+                return gone.gone(ref, info.startedAt(), processNotBefore(info), receivedAt, e.getMessage(), GoneContainers.Seen.WHILE_WRITING);
             }
             FailureReason reason = Failures.reasonOf(e);
             report = new RepairReport(Optional.empty(), List.of(),
                     List.of(new Problem("/", reason, "cannot open the container: " + e.getMessage())));
         }
         if (report.outcome() == ContainerOutcome.FAILED && !sameStart.stillSameStart(info)) {
-            boolean byItsEnd = FAILED_BY_ITS_END.containsAll(report.failureReasons());
-            if (!byItsEnd) {
-                // An alias it could not write (a conflict, a read-only root): it ran without that
-                // alias, whatever its creation's work wrote.
-                createWork.takeSeeded(info.id());
-                createWork.takeSkipped(info.id());
-            }
-            // Else its end may be all that failed: the create's work, still there, decides as for any
-            // container found gone (in CI a container seeded before its start, which found its aliases,
-            // failed to be read as it exited and was said missed, a false alarm).
-            return gone(ref, info.startedAt(), processNotBefore(info), receivedAt, "exited during the repair",
-                    byItsEnd && !report.applied().isEmpty() ? Seen.WHILE_WRITING : Seen.LACKED);
+            // Before the create's work is taken here: see GoneContainers#exitedDuringRepair.
+            return gone.exitedDuringRepair(ref, info.startedAt(), processNotBefore(info), receivedAt, report);
         }
         CreateWork.Seeded seed = createWork.takeSeeded(info.id()).orElse(null);
         LateRepairCause skipped = createWork.takeSkipped(info.id()).orElse(null);
@@ -277,60 +267,6 @@ public final class ContainerRepairer {
         // The aliases were not provably there at the first instruction: say why.
         return result.late(FirstInstruction.cause(skipped, seed != null, addedAtStart, createWork.enabled(),
                 info.overlay().isPresent()));
-    }
-
-    /**
-     * Failures that a container's end causes by itself (its root and process going away mid-write):
-     * where the repair wrote something and failed only so, whether the container had its aliases
-     * at its first instruction is not known. Any other reason (a conflict, a read-only root, ...)
-     * means an alias it ran without.
-     */
-    private static final Set<FailureReason> FAILED_BY_ITS_END = EnumSet.of(FailureReason.IO,
-            FailureReason.CONTAINER_GONE);
-
-    /** What the agent knows of a container found gone: whether it asks for a GPU, and whether aliases were being written. */
-    private enum Seen {
-        /** Not a GPU container, or not known to be one (removed before its description). */
-        NOT_GPU,
-        /** A GPU container without its aliases for all the agent did (nothing written, a seed aside, or a repair that failed). */
-        LACKED,
-        /** A GPU container gone while the agent was writing its aliases. */
-        WHILE_WRITING
-    }
-
-    /**
-     * A container gone before its start could be verified: repaired, if its aliases were
-     * written before its process existed (a batch job that ran and exited meanwhile had them at
-     * its first instruction); missed, for a GPU container into which nothing was written before it
-     * was gone, or whose repair failed (it ran without them: counted and said); else gone. Aliases written after its
-     * process was made (at its creation or by the repair it exited during) may or may not have
-     * been there at its first instruction: nothing is claimed either way, neither repaired nor
-     * missed (a container that found them was once said missed, a false alarm). Where nothing
-     * says when its process was made ({@code processNotBefore}: an instant no later than that),
-     * nothing is claimed: gone.
-     */
-    private Examination gone(ContainerRef ref, Optional<Instant> startedAt, Optional<Instant> processNotBefore, Instant receivedAt,
-                             String detail, Seen seen) {
-        CreateWork.Seeded seed = createWork.takeSeeded(ref.id()).orElse(null);
-        createWork.takeSkipped(ref.id());
-        if (seed != null && (seed.beforeProgram() || FirstInstruction.aliasesWereThere(Optional.of(seed.seededAt()),
-                processNotBefore, false))) {
-            return new Examination(ref, ContainerOutcome.REPAIRED, Optional.of(RepairReport.seeded(seed.links())), startedAt,
-                    seed.receivedAt(), seed.seededAt(), "before start; " + detail).processStarted(Optional.of(seed.seededAt()));
-        }
-        if (seed != null) {
-            return finish(ref, ContainerOutcome.GONE, Optional.empty(), startedAt, receivedAt, detail
-                    + " (its aliases were written at its creation, not provably before its process began)");
-        }
-        if (seen == Seen.WHILE_WRITING) {
-            return finish(ref, ContainerOutcome.GONE, Optional.empty(), startedAt, receivedAt, detail
-                    + " (it ended while its aliases were being written: whether it had them at its first instruction is not known)");
-        }
-        if (seen == Seen.LACKED) {
-            return finish(ref, ContainerOutcome.MISSED, Optional.of(new RepairReport(Optional.empty(), List.of(),
-                    List.of(new Problem("/", FailureReason.CONTAINER_GONE, detail)))), startedAt, receivedAt, detail);
-        }
-        return finish(ref, ContainerOutcome.GONE, Optional.empty(), startedAt, receivedAt, detail);
     }
 
     /**
