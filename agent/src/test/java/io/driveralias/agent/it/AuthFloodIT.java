@@ -63,7 +63,7 @@ class AuthFloodIT {
     static void setUp() {
         docker = DockerHarness.start(DockerRelease.DEBIAN_SID, false);
         containers = new GpuContainers(docker);
-        image = TestImages.image(docker, "debian-layout", DEBIAN_LIB, root -> { });
+        image = TestImages.imageOn(docker, "debian-layout", DEBIAN_LIB, root -> { });
         certs = TestCertificates.create(dir);
         users = "basic_auth_users: {prometheus: '" + BCrypt.with(BCrypt.Version.VERSION_2Y).hashToString(10, "s3cret".toCharArray())
                 + "'}\n";
