@@ -93,8 +93,6 @@ public final class AgentHttpServer implements AutoCloseable {
     private final WebSecurity security;
     private final ConnectionSlots slots;
     private final TlsStart tlsStart;
-    /** Connections held at once: fewer over TLS (on or off takes a restart). */
-    private final int connectionCap;
     private final ConnectionRate connectionRate = new ConnectionRate();
     private final Responder responder;
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
@@ -127,7 +125,9 @@ public final class AgentHttpServer implements AutoCloseable {
                     WebSecurity security) throws IOException {
         this.limits = limits;
         this.security = security;
-        this.slots = new ConnectionSlots(limits.maxConnections(), limits.maxPerClient());
+        // Fewer connections held over TLS (on or off takes a restart): see TLS_CONNECTIONS.
+        int held = security.current().tls().isPresent() ? Math.min(TLS_CONNECTIONS, limits.maxConnections()) : limits.maxConnections();
+        this.slots = new ConnectionSlots(held, limits.maxPerClient());
         this.responder = new Responder(metrics, status, slots, limits.headerDeadline());
         this.threads = new Semaphore(limits.maxConnections() + limits.maxConnections() / 2);
         this.listener = new ServerSocket();
@@ -141,7 +141,6 @@ public final class AgentHttpServer implements AutoCloseable {
         deadlines = new ScheduledThreadPoolExecutor(1, Thread.ofPlatform().name("http-deadlines").daemon().factory());
         deadlines.setRemoveOnCancelPolicy(true);
         tlsStart = new TlsStart(deadlines);
-        connectionCap = security.current().tls().isPresent() ? TLS_CONNECTIONS : limits.maxConnections();
     }
 
     public void start() {
@@ -199,7 +198,7 @@ public final class AgentHttpServer implements AutoCloseable {
             ConnectionSlots.Slot slot;
             try {
                 socket.setTcpNoDelay(true); // an answer's head and body go out at once, not 40 ms apart (Nagle, delayed ACK)
-                slot = slots.admit(peer, connection, connectionCap);
+                slot = slots.admit(peer, connection);
             } catch (IOException e) {
                 slot = null;
             }

@@ -70,27 +70,18 @@ final class ConnectionSlots {
      * being answered. A connection evicted to make room is closed here.
      */
     Slot admit(InetAddress peer, Closeable connection) {
-        return admit(peer, connection, total);
-    }
-
-    /**
-     * As {@link #admit(InetAddress, Closeable)}, with at most {@code cap} connections held in all
-     * (fewer than {@code total} where each costs more: TLS).
-     */
-    Slot admit(InetAddress peer, Closeable connection, int cap) {
-        int all = Math.min(total, cap);
         Slot victim;
         Slot admitted;
         synchronized (this) {
             Peer own = peers.get(peer);
             if (own != null && own.held >= perClient) {
                 victim = oldest(own);
-            } else if (held >= all) {
+            } else if (held >= total) {
                 victim = oldestOfTheHeaviest();
             } else {
                 victim = null;
             }
-            if (victim == null && (held >= all || own != null && own.held >= perClient)) {
+            if (victim == null && (held >= total || own != null && own.held >= perClient)) {
                 return null;
             }
             if (victim != null) {
