@@ -14,7 +14,10 @@ public enum FailureReason {
     PERMISSION("permission"),
     /** The container exited (or its process was replaced) during the repair. */
     CONTAINER_GONE("container_gone"),
+    /** Docker's API did not answer an examination, a few tries in a row, while Docker was up. */
     DOCKER_ERROR("docker_error"),
+    /** The same of containerd's API (or any runtime but Docker). */
+    RUNTIME_ERROR("runtime_error"),
     IO("io"),
     /**
      * The runtime's description of the container holds more of what the agent keeps (bind

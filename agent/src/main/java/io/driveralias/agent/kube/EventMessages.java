@@ -102,6 +102,7 @@ final class EventMessages {
                     + " SELinux or AppArmor policy";
             case CONTAINER_GONE -> "the container stopped during the repair: nothing to do unless it keeps happening";
             case DOCKER_ERROR -> "Docker did not answer as expected: see the driver-alias-agent log on this node";
+            case RUNTIME_ERROR -> "the container runtime did not answer as expected: see the driver-alias-agent log on this node";
             case IO -> "an I/O error occurred: see the driver-alias-agent log on this node";
             case TOO_LARGE -> "the container's configuration holds more bind mounts, annotations or NVIDIA variables"
                     + " (or longer ones) than the agent reads: see the driver-alias-agent log on this node";

@@ -69,6 +69,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
     private final ScheduledExecutorService reconciler = daemonScheduler("reconcile");
     private final ScheduledExecutorService pinger = daemonScheduler("runtime-ping");
     private final OwnPodSearch ownPod;
+    private final RuntimeErrors runtimeErrors;
 
     public Agent(List<Watched> watched, ExaminationReporter reporter, RepairMetrics metrics, Clock clock,
                  int workerCount, Duration resyncInterval, Duration shutdownGrace) {
@@ -95,6 +96,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
         this.resyncInterval = resyncInterval;
         this.shutdownGrace = shutdownGrace;
         this.ownPod = new OwnPodSearch(podUid, runtimes.values(), metrics);
+        this.runtimeErrors = new RuntimeErrors(queue, metrics);
         RuntimeWatch.Shared shared = new RuntimeWatch.Shared(queue, history, metrics, clock, reconciler, pinger, tuning,
                 ownPod::look);
         watched.forEach(w -> runtimes.put(w.runtime().name(), new RuntimeWatch(w, shared)));
@@ -195,10 +197,10 @@ public final class Agent implements AgentStatus, AutoCloseable {
         try {
             result = repairer.examine(id, receivedAt, RootRepairer.Mode.APPLY, previous.flatMap(Reported::startedAt), retry, pid);
         } catch (ContainerRuntimeException e) {
-            // The runtime is unreachable or failing: the reconcile after the reconnect brings it back.
-            LOG.debug("container {}: {} did not answer: {}", id, watch.name(), e.getMessage());
+            runtimeErrors.unanswered(new RepairQueue.Job(jobKey, receivedAt, trigger, pid), watch.up(), e.getMessage());
             return;
         }
+        runtimeErrors.answered(jobKey);
         if (result.isEmpty()) {
             return;
         }

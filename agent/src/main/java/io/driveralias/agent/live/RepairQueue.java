@@ -79,12 +79,21 @@ final class RepairQueue {
 
     /** Queued; merged with the job already waiting for the container; or refused (full, closed). */
     Offer offer(Job job) {
+        return offer(job, job.trigger().equals("create") ? createDelayNanos : 0);
+    }
+
+    /** As {@link #offer(Job)}, the job taken no sooner than {@code delay} from now (a retry). */
+    Offer offerAfter(Job job, Duration delay) {
+        return offer(job, delay.toNanos());
+    }
+
+    private Offer offer(Job job, long delayNanos) {
         lock.lock();
         try {
             if (closed) {
                 return Offer.CLOSED;
             }
-            long eligible = System.nanoTime() + (job.trigger().equals("create") ? createDelayNanos : 0);
+            long eligible = System.nanoTime() + delayNanos;
             Entry waiting = pending.get(job.key());
             if (waiting != null) {
                 // One job: the first arrival, "start" if either was (it decides the priority), and the process an event named.

@@ -135,6 +135,8 @@ final class RuntimeWatch implements ContainerEvents.Listener {
             answering = ok;
             if (ok) {
                 LOG.info("{} at {} answers again", display(), watched.runtime().endpoint());
+                // What it left unanswered meanwhile (its event stream may never have broken): now, not at the next resync.
+                reconciler.execute(() -> reconcile(false));
             } else {
                 LOG.warn("{} at {} does not answer a ping within its timeout: not ready until it does", display(),
                         watched.runtime().endpoint());

@@ -94,8 +94,10 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
             containers(outcome);
         }
         for (FailureReason reason : FailureReason.values()) {
-            // docker_error only where Docker is watched: a containerd node has no Docker to fail.
-            if (reason != FailureReason.DOCKER_ERROR || this.watched.contains("docker")) {
+            // docker_error only where Docker is watched: a containerd node has no Docker to fail;
+            // runtime_error only where another runtime is.
+            if (reason == FailureReason.DOCKER_ERROR ? this.watched.contains("docker")
+                    : reason != FailureReason.RUNTIME_ERROR || this.watched.stream().anyMatch(r -> !r.equals("docker"))) {
                 failures(reason);
             }
         }

@@ -52,7 +52,7 @@ public interface RepairMetrics {
     /**
      * The one reason an unrepaired container's series carries: the first in this order. What the
      * image's or pod's owner must fix comes first (conflict, read_only, unsafe_path, too_large), then what the node's
-     * operator must (permission, io, docker_error), then container_gone, which fixes itself.
+     * operator must (permission, io, docker_error, runtime_error), then container_gone, which fixes itself.
      * A failure with no reason recorded counts as {@code io}.
      */
     static FailureReason mainReason(Collection<FailureReason> reasons) {
@@ -67,7 +67,7 @@ public interface RepairMetrics {
     /** {@link #mainReason}'s order; every reason appears once. */
     List<FailureReason> REASON_PRECEDENCE = List.of(FailureReason.CONFLICT, FailureReason.READ_ONLY,
             FailureReason.UNSAFE_PATH, FailureReason.TOO_LARGE, FailureReason.PERMISSION, FailureReason.IO, FailureReason.DOCKER_ERROR,
-            FailureReason.CONTAINER_GONE);
+            FailureReason.RUNTIME_ERROR, FailureReason.CONTAINER_GONE);
 
     /** The container was fixed, or is gone: its unrepaired series disappears. */
     default void resolved(String containerId) {

@@ -222,6 +222,57 @@ class AgentTest {
     }
 
     @Test
+    void aContainerTheRuntimeDidNotAnswerForIsTriedAgainWithinASecondNotAtTheNextResync() throws Exception {
+        start(2, 100);
+        ContainerInfo c = running();
+        docker.failDescribes(c.id(), 1);
+
+        long begun = System.nanoTime();
+        docker.emit(c.id(), "start", "1.1");
+
+        await("repaired on the second try", WAIT, () -> linked(c) && metrics.examined().size() == 1);
+        assertThat(Duration.ofNanos(System.nanoTime() - begun)).as("the resync is an hour away").isLessThan(Duration.ofSeconds(3));
+        assertThat(metrics.examined()).containsExactly(ContainerOutcome.REPAIRED);
+        assertThat(metrics.failures()).as("an answered retry is no failure").isEmpty();
+    }
+
+    @Test
+    void aRuntimeThatKeepsFailingOneContainerWhileUpIsCountedOnceAsItsErrorAndTheContainerLeftForTheReconcile()
+            throws Exception {
+        start(2, 100);
+        ContainerInfo c = running();
+        docker.failDescribes(c.id(), RuntimeErrors.RETRIES.size() + 1);
+
+        docker.emit(c.id(), "start", "1.1");
+
+        await("the tries spent", Duration.ofSeconds(15), () -> !metrics.failures().isEmpty());
+        Thread.sleep(300);
+        assertThat(metrics.failures()).containsExactly(io.driveralias.agent.core.FailureReason.DOCKER_ERROR);
+        assertThat(docker.inspects(c.id())).isEqualTo(RuntimeErrors.RETRIES.size() + 1);
+        assertThat(metrics.examined()).as("nothing known of it to report").isEmpty();
+
+        agent.reconcile(false);
+        await("repaired at the reconcile", WAIT, () -> linked(c) && metrics.examined().size() == 1);
+    }
+
+    @Test
+    void aRuntimeThatStopsAnsweringLeavesItsContainersToItsReturnWithoutCountingThem() throws Exception {
+        start(2, 100);
+        ContainerInfo c = running();
+        docker.answersPing(false);
+        await("unready", WAIT, () -> !agent.ready());
+        docker.failDescribes(c.id(), RuntimeErrors.RETRIES.size() + 1);
+
+        docker.emit(c.id(), "start", "1.1");
+        await("the tries spent", Duration.ofSeconds(15), () -> docker.inspects(c.id()) == RuntimeErrors.RETRIES.size() + 1);
+        Thread.sleep(300);
+        assertThat(metrics.failures()).as("the outage has its own alert").isEmpty();
+
+        docker.answersPing(true);
+        await("repaired once the runtime answers again", WAIT, () -> linked(c) && metrics.examined().size() == 1);
+    }
+
+    @Test
     void workRefusedByAFullQueueIsCounted() throws Exception {
         start(0, 1);
         docker.emit(ContainerFixtures.newId(), "start", "1.1");

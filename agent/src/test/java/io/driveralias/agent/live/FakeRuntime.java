@@ -35,6 +35,8 @@ final class FakeRuntime implements ContainerRuntime {
     private int lists;
     private int peeks;
     private boolean unreachable;
+    /** How many more describes of a container fail as a call that timed out would. */
+    private final Map<String, Integer> failingDescribes = new HashMap<>();
     private volatile boolean answersPing = true;
 
     synchronized void put(ContainerInfo info) {
@@ -70,6 +72,11 @@ final class FakeRuntime implements ContainerRuntime {
     /** The current subscription ends; the agent's stream reconnects. */
     void breakStream() {
         events.add(END);
+    }
+
+    /** The next {@code n} describes of {@code id} fail (a call past its deadline), the runtime otherwise fine. */
+    synchronized void failDescribes(String id, int n) {
+        failingDescribes.put(id, n);
     }
 
     synchronized void unreachable(boolean down) {
@@ -117,6 +124,11 @@ final class FakeRuntime implements ContainerRuntime {
     public synchronized ContainerInfo describe(String id) throws ContainerRuntimeException {
         requireReachable();
         int n = inspects.merge(id, 1, Integer::sum);
+        int failing = failingDescribes.getOrDefault(id, 0);
+        if (failing > 0) {
+            failingDescribes.put(id, failing - 1);
+            throw new ContainerRuntimeException.Unreachable("deadline exceeded", null);
+        }
         ContainerInfo info = containers.get(id);
         UnaryOperator<ContainerInfo> change = afterInspect.getOrDefault(id, Map.of()).get(n);
         if (change != null && info != null) {
