@@ -70,6 +70,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
     private final ScheduledExecutorService pinger = daemonScheduler("runtime-ping");
     private final OwnPodSearch ownPod;
     private final RuntimeErrors runtimeErrors;
+    private final NriPlain nriPlain;
 
     public Agent(List<Watched> watched, ExaminationReporter reporter, RepairMetrics metrics, Clock clock,
                  int workerCount, Duration resyncInterval, Duration shutdownGrace) {
@@ -97,8 +98,9 @@ public final class Agent implements AgentStatus, AutoCloseable {
         this.shutdownGrace = shutdownGrace;
         this.ownPod = new OwnPodSearch(podUid, runtimes.values(), metrics);
         this.runtimeErrors = new RuntimeErrors(queue, metrics);
+        this.nriPlain = new NriPlain(history, metrics);
         RuntimeWatch.Shared shared = new RuntimeWatch.Shared(queue, history, metrics, clock, reconciler, pinger, tuning,
-                ownPod::look);
+                ownPod::look, nriPlain);
         watched.forEach(w -> runtimes.put(w.runtime().name(), new RuntimeWatch(w, shared)));
         ContainerRepairer first = watched.getFirst().repairer();
         this.warmUp = new Thread(() -> first.warmUp(Math.max(0, tuning.warmupRounds() - 1),
@@ -267,6 +269,11 @@ public final class Agent implements AgentStatus, AutoCloseable {
 
     RepairMetrics metrics() {
         return metrics;
+    }
+
+    /** The containers NRI answers at once, which the event path leaves alone. */
+    NriPlain nriPlain() {
+        return nriPlain;
     }
 
     @Override

@@ -73,6 +73,7 @@ public final class NriStarts implements NriHandler {
     @Override
     public void disconnected(String why) {
         up = false;
+        agent.nriPlain().forgetAll();
         metrics.runtimeConnected(RUNTIME_LABEL, false);
         LOG.warn("the runtime's NRI connection is gone ({}): its containers are served through its events until the plugin"
                 + " is back (a container started meanwhile may be repaired after its first instruction)", Printable.of(why));
@@ -86,9 +87,24 @@ public final class NriStarts implements NriHandler {
         }
     }
 
+    /**
+     * A container that shows no GPU ask at its creation is left to NRI (the event path does not
+     * describe it); one that does is seeded by the event path at its create, as on any node.
+     */
+    @Override
+    public void createContainer(NriPod pod, NriContainer container) {
+        if (!showsGpuAsk(pod, container, gpuRuntimes, hostDriverFile)) {
+            agent.nriPlain().announce(new RepairQueue.Key(runtime, container.id()));
+        }
+    }
+
     @Override
     public void startContainer(NriPod pod, NriContainer container, StartCall call) {
-        if (!mayAskForGpu(pod, container, gpuRuntimes, hostDriverFile)) {
+        if (!showsGpuAsk(pod, container, gpuRuntimes, hostDriverFile)) {
+            agent.nriPlain().startedWithoutGpu(new RepairQueue.Key(runtime, container.id()));
+            return;
+        }
+        if (container.pid() <= 0) {
             return;
         }
         agent.examineInRuntimeStart(runtime, container.id(), container.pid(), clock.instant(), call.deadlineNanos(),
@@ -97,7 +113,9 @@ public final class NriStarts implements NriHandler {
 
     @Override
     public void notServed(NriPod pod, NriContainer container, String why) {
-        if (mayAskForGpu(pod, container, gpuRuntimes, hostDriverFile)) {
+        if (!showsGpuAsk(pod, container, gpuRuntimes, hostDriverFile)) {
+            agent.nriPlain().startedWithoutGpu(new RepairQueue.Key(runtime, container.id()));
+        } else if (container.pid() > 0) {
             LOG.warn("container {} ({}/{}) started without the agent's NRI call ({}): repaired through the event path",
                     Printable.of(container.id()), Printable.of(pod.namespace()), Printable.of(pod.name()), Printable.of(why));
             agent.queueStart(runtime, container.id(), container.pid());
@@ -112,9 +130,11 @@ public final class NriStarts implements NriHandler {
      * bounds. Anything else is answered at once.
      */
     static boolean mayAskForGpu(NriPod pod, NriContainer container, Set<String> gpuRuntimes, Predicate<String> hostDriverFile) {
-        if (container.pid() <= 0) {
-            return false;
-        }
+        return container.pid() > 0 && showsGpuAsk(pod, container, gpuRuntimes, hostDriverFile);
+    }
+
+    /** {@link #mayAskForGpu}, whether or not the container has a process yet (CreateContainer). */
+    static boolean showsGpuAsk(NriPod pod, NriContainer container, Set<String> gpuRuntimes, Predicate<String> hostDriverFile) {
         if (!container.complete() || !pod.complete() || container.nvidiaDevice() || gpuRuntimes.contains(pod.runtimeHandler())) {
             return true;
         }

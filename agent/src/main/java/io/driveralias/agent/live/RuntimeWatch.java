@@ -29,7 +29,7 @@ final class RuntimeWatch implements ContainerEvents.Listener {
     /** What the agent shares with each of its runtimes' watches. */
     record Shared(RepairQueue queue, Map<RepairQueue.Key, Reported> history, RepairMetrics metrics, Clock clock,
                   ScheduledExecutorService reconciler, ScheduledExecutorService pinger, Agent.Tuning tuning,
-                  Runnable afterReconcile) {
+                  Runnable afterReconcile, NriPlain nriPlain) {
     }
 
     final Agent.Watched watched;
@@ -40,6 +40,7 @@ final class RuntimeWatch implements ContainerEvents.Listener {
     private final ScheduledExecutorService reconciler;
     private final ScheduledExecutorService pinger;
     private final Agent.Tuning tuning;
+    private final NriPlain nriPlain;
     private final Runnable afterReconcile;
     private volatile boolean streamConnected;
     private volatile boolean answering = true;
@@ -55,6 +56,7 @@ final class RuntimeWatch implements ContainerEvents.Listener {
         this.reconciler = shared.reconciler();
         this.pinger = shared.pinger();
         this.tuning = shared.tuning();
+        this.nriPlain = shared.nriPlain();
         this.afterReconcile = shared.afterReconcile();
     }
 
@@ -83,10 +85,23 @@ final class RuntimeWatch implements ContainerEvents.Listener {
     public void onEvent(ContainerRuntime.Event event) {
         LOG.debug("{} event {} for {}", display(), event.runtimeAction(), event.containerId());
         metrics.runtimeEvent(name(), event.runtimeAction());
+        RepairQueue.Key key = new RepairQueue.Key(name(), event.containerId());
         switch (event.action()) {
-            case CREATED -> offer(event.containerId(), "create", 0);
-            case PROCESS_CREATED, STARTED -> offer(event.containerId(), "start", event.pid());
-            case EXITED, REMOVED -> metrics.resolved(event.containerId());
+            case CREATED, PROCESS_CREATED, STARTED -> {
+                if (nriPlain.leftToNri(key)) {
+                    return;
+                }
+                if (event.action() == ContainerRuntime.Action.CREATED) {
+                    offer(event.containerId(), "create", 0);
+                } else {
+                    offer(event.containerId(), "start", event.pid());
+                }
+            }
+            case EXITED -> metrics.resolved(event.containerId());
+            case REMOVED -> {
+                nriPlain.forget(key);
+                metrics.resolved(event.containerId());
+            }
         }
     }
 

@@ -6,8 +6,8 @@ import java.time.Duration;
  * What the agent does with what the runtime tells its NRI plugin ({@link NriPlugin}). The plugin
  * owns the socket, the protocol and the deadlines; the handler sees pods and containers only.
  *
- * <p>Threads: {@link #connected}, {@link #disconnected}, {@link #synchronize} and
- * {@link #notServed} run on the plugin's one reading thread, in the order the runtime sent things,
+ * <p>Threads: {@link #connected}, {@link #disconnected}, {@link #synchronize}, {@link #createContainer}
+ * and {@link #notServed} run on the plugin's one reading thread, in the order the runtime sent things,
  * and hold the runtime (and, since NRI serializes its calls node-wide, every pod start on the node)
  * while they run: they must return at once (queue the work). {@link #startContainer} runs on one
  * of the plugin's call threads, at most as many at once as the plugin was built with.
@@ -29,6 +29,14 @@ public interface NriHandler {
      * pids. Possibly in several parts, the last marked.
      */
     void synchronize(NriSync part);
+
+    /**
+     * A container is being created: described as the runtime will store it (no process yet; a
+     * plugin called after this one may still adjust it). The answer, sent when this returns, never
+     * adjusts anything.
+     */
+    default void createContainer(NriPod pod, NriContainer container) {
+    }
 
     /**
      * A container is starting: its process exists and its root is mounted, before its first

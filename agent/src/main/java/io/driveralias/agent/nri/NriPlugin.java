@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The agent as an external NRI plugin of its container runtime (containerd 1.7 with NRI on, 2.x,
  * CRI-O): connects to the runtime's NRI socket, registers as {@value #NAME} at index
- * {@value #INDEX}, subscribes to StartContainer alone, and hands what the runtime says to a
+ * {@value #INDEX}, subscribes to CreateContainer and StartContainer, and hands what the runtime says to a
  * {@link NriHandler}. Whatever breaks the connection (the runtime restarting or dropping the plugin
  * after a timeout, the socket missing, a protocol error), the plugin connects again, with a delay
  * doubling from 100 ms to at most 1 s, registers again and receives Synchronize again; the log says
@@ -289,6 +289,11 @@ public final class NriPlugin implements AutoCloseable {
         @Override
         public void synchronize(NriSync part) {
             inner.synchronize(part);
+        }
+
+        @Override
+        public void createContainer(NriPod pod, NriContainer container) {
+            inner.createContainer(pod, container);
         }
 
         @Override

@@ -36,8 +36,11 @@ final class NriSession {
 
     /** The plugin's first (and only) call on the Runtime connection; a caller's stream ids are odd. */
     static final int REGISTER_STREAM = 1;
-    /** StartContainer alone: bit (event - 1) of ConfigureResponse.events. */
-    static final int EVENTS = 1 << (PluginMessages.START_CONTAINER - 1);
+    /**
+     * CreateContainer and StartContainer: bit (event - 1) of ConfigureResponse.events. CreateContainer
+     * only to learn, before containerd's own create event, which containers ask for no GPU.
+     */
+    static final int EVENTS = 1 << (PluginMessages.CREATE_CONTAINER - 1) | 1 << (PluginMessages.START_CONTAINER - 1);
     /** As NRI's own plugins: the runtime drops a plugin that has not registered within its registration timeout (5 s). */
     static final Duration REGISTRATION = Duration.ofSeconds(5);
     /** A write blocked this long: the runtime no longer reads; the connection is made again. */
@@ -149,6 +152,7 @@ final class NriSession {
         switch (call.method()) {
             case CONFIGURE -> configure(message, PluginMessages.configure(payload));
             case SYNCHRONIZE -> synchronize(message, PluginMessages.synchronize(payload));
+            case CREATE_CONTAINER -> created(message, PluginMessages.createContainer(payload));
             case STATE_CHANGE -> stateChange(message, call, PluginMessages.stateChange(payload));
             case SHUTDOWN -> {
                 LOG.info("NRI: the runtime is shutting down");
@@ -184,6 +188,18 @@ final class NriSession {
             LOG.warn("NRI: the Synchronize handler failed: {}", Printable.of(String.valueOf(e)));
         }
         answer(message.streamId(), SynchronizeResponse.newBuilder().setMore(!part.last()).build());
+    }
+
+    /** Told to the handler on this thread (it returns at once), then an empty answer: no adjustment, ever. */
+    private void created(Message message, PluginMessages.Create create) throws IOException {
+        if (create.container() != null) {
+            try {
+                setup.handler().createContainer(create.pod(), create.container());
+            } catch (RuntimeException e) {
+                LOG.warn("NRI: the CreateContainer handler failed: {}", Printable.of(String.valueOf(e)));
+            }
+        }
+        answer(message.streamId(), EMPTY);
     }
 
     private void stateChange(Message message, Call call, StateChange event) throws IOException {

@@ -11,12 +11,15 @@ import java.util.List;
  * Field numbers are ttrpc's (Request {service 1, method 2, payload 3, timeout_nano 4}; Response
  * {status 1 {code 1, message 2}, payload 2}) and NRI's (ConfigureRequest {runtime_name 2,
  * runtime_version 3, registration_timeout 4, request_timeout 5 (ms)}; SynchronizeRequest {pods 1,
- * containers 2, more 3}; StateChangeEvent {event 1, pod 2, container 3}).
+ * containers 2, more 3}; CreateContainerRequest {pod 1, container 2}; StateChangeEvent {event 1,
+ * pod 2, container 3}).
  */
 final class PluginMessages {
 
     static final String PLUGIN_SERVICE = "nri.pkg.api.v1alpha1.Plugin";
     static final String RUNTIME_SERVICE = "nri.pkg.api.v1alpha1.Runtime";
+    /** NRI's Event.CREATE_CONTAINER (the Plugin service's CreateContainer call, not a StateChange). */
+    static final int CREATE_CONTAINER = 4;
     /** NRI's Event.START_CONTAINER. */
     static final int START_CONTAINER = 6;
     /** Pods, and containers, one Synchronize message may hand over; more is a runtime gone wrong. */
@@ -28,7 +31,8 @@ final class PluginMessages {
 
     /** The Plugin service's methods the plugin tells apart; everything else gets an empty success. */
     enum Method {
-        CONFIGURE("Configure"), SYNCHRONIZE("Synchronize"), STATE_CHANGE("StateChange"), SHUTDOWN("Shutdown"), OTHER("");
+        CONFIGURE("Configure"), SYNCHRONIZE("Synchronize"), CREATE_CONTAINER("CreateContainer"), STATE_CHANGE("StateChange"),
+        SHUTDOWN("Shutdown"), OTHER("");
 
         private final byte[] name;
 
@@ -51,6 +55,10 @@ final class PluginMessages {
 
     /** A StateChangeEvent; pod and container decoded only for StartContainer, null otherwise. */
     record StateChange(int event, NriPod pod, NriContainer container) {
+    }
+
+    /** A CreateContainerRequest: the container before the runtime stores it (no process yet). */
+    record Create(NriPod pod, NriContainer container) {
     }
 
     /** The status of a response: code 0 is success. */
@@ -157,6 +165,22 @@ final class PluginMessages {
         NriPod decodedPod = pod == -1 ? new NriPod("", "", "", "", "", 0) : decoder.pod(in.reader(pod));
         NriContainer decodedContainer = container == -1 ? null : decoder.container(in.reader(container));
         return new StateChange(START_CONTAINER, decodedPod, decodedContainer);
+    }
+
+    static Create createContainer(ProtoReader in) throws NriProtocolException {
+        long pod = -1;
+        long container = -1;
+        while (in.hasMore()) {
+            int tag = in.tag();
+            switch (tag) {
+                case 1 << 3 | ProtoReader.LENGTH -> pod = in.span(tag);
+                case 2 << 3 | ProtoReader.LENGTH -> container = in.span(tag);
+                default -> in.skip(tag);
+            }
+        }
+        ObjectDecoder decoder = new ObjectDecoder();
+        NriPod decodedPod = pod == -1 ? new NriPod("", "", "", "", "", 0) : decoder.pod(in.reader(pod));
+        return new Create(decodedPod, container == -1 ? null : decoder.container(in.reader(container)));
     }
 
     static Reply reply(ProtoReader in) throws NriProtocolException {

@@ -16,7 +16,7 @@ import java.util.concurrent.TimeUnit;
 public final class FakeNriHandler implements NriHandler {
 
     /** One call of the port. */
-    public sealed interface Event permits Connected, Disconnected, Synchronized, Started, NotServed {
+    public sealed interface Event permits Connected, Disconnected, Synchronized, Created, Started, NotServed {
     }
 
     public record Connected(String runtimeName, String runtimeVersion, Duration requestTimeout) implements Event {
@@ -26,6 +26,9 @@ public final class FakeNriHandler implements NriHandler {
     }
 
     public record Synchronized(NriSync part) implements Event {
+    }
+
+    public record Created(NriPod pod, NriContainer container) implements Event {
     }
 
     /**
@@ -66,6 +69,11 @@ public final class FakeNriHandler implements NriHandler {
     @Override
     public void synchronize(NriSync part) {
         events.add(new Synchronized(part));
+    }
+
+    @Override
+    public void createContainer(NriPod pod, NriContainer container) {
+        events.add(new Created(pod, container));
     }
 
     @Override

@@ -74,7 +74,8 @@ class NriPluginTest {
 
         Reply configured = peer.configure("containerd", "v2.1.9", 2000);
         assertThat(configured.ok()).isTrue();
-        assertThat(configured.as(ConfigureResponse.parser()).getEvents()).isEqualTo(0x20);
+        assertThat(configured.as(ConfigureResponse.parser()).getEvents()).as("CreateContainer (4) and StartContainer (6)")
+                .isEqualTo(0x28);
         assertThat(handler.await(Connected.class, WAIT)).isEqualTo(new Connected("containerd", "v2.1.9", Duration.ofSeconds(2)));
         assertThat(plugin.connected()).isTrue();
 
@@ -216,6 +217,26 @@ class NriPluginTest {
     }
 
     @Test
+    void createContainerReachesTheHandlerDecodedAndIsAnsweredWithoutAnAdjustment() throws Exception {
+        Peer peer = connect(Duration.ofMillis(500), 2);
+        peer.awaitRegistration(WAIT);
+        peer.configure("containerd", "v2.1.9", 2000);
+        handler.await(Connected.class, WAIT);
+
+        Container container = NriInputs.gpuContainer("c1", POD, 0).build();
+        Reply create = peer.call("CreateContainer", CreateContainerRequest.newBuilder().setPod(POD).setContainer(container).build(),
+                WAIT);
+
+        assertThat(create.ok()).isTrue();
+        assertThat(create.payload()).as("an empty CreateContainerResponse: no adjust, update or evict").isEmpty();
+        FakeNriHandler.Created created = handler.await(FakeNriHandler.Created.class, WAIT);
+        assertThat(created.container().id()).isEqualTo("c1");
+        assertThat(created.container().pid()).isZero();
+        assertThat(created.container().nvidiaEnv()).isNotEmpty();
+        assertThat(created.pod().id()).isEqualTo(POD.getId());
+    }
+
+    @Test
     void everythingElseIsAnEmptySuccessAndReachesNoHandler() throws Exception {
         Peer peer = connect(Duration.ofMillis(500), 2);
         peer.awaitRegistration(WAIT);
@@ -223,15 +244,13 @@ class NriPluginTest {
         handler.await(Connected.class, WAIT);
 
         Container container = NriInputs.gpuContainer("c1", POD, 1).build();
-        Reply create = peer.call("CreateContainer", CreateContainerRequest.newBuilder().setPod(POD).setContainer(container).build(),
-                WAIT);
         Reply stop = peer.call("StateChange", StateChangeEvent.newBuilder().setEvent(10).setPod(POD).setContainer(container).build(),
                 WAIT);
         Reply startWithoutContainer = peer.call("StateChange", StateChangeEvent.newBuilder().setEvent(6).setPod(POD).build(), WAIT);
         Reply unknown = FakeNriRuntime.Peer.await(peer.send("some.Other", "Thing", new byte[] {1, 2, 3}, 0), WAIT);
         Reply shutdown = peer.call("Shutdown", Empty.getDefaultInstance(), WAIT);
 
-        for (Reply r : new Reply[] {create, stop, startWithoutContainer, unknown, shutdown}) {
+        for (Reply r : new Reply[] {stop, startWithoutContainer, unknown, shutdown}) {
             assertThat(r.ok()).isTrue();
             assertThat(r.payload()).isEmpty();
         }

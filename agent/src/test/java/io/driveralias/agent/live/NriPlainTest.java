@@ -1,0 +1,148 @@
+package io.driveralias.agent.live;
+
+import static io.driveralias.agent.live.FakeAgentMetrics.await;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.driveralias.agent.core.ContainerInfo;
+import io.driveralias.agent.core.ContainerOutcome;
+import io.driveralias.agent.kube.PodEvents;
+import io.driveralias.agent.nri.NriContainer;
+import io.driveralias.agent.nri.NriPod;
+import io.driveralias.agent.nri.StartCall;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * On an NRI node, what NRI's CreateContainer shows of a container decides whether the event path
+ * describes it: one that asks for no GPU is left to NRI (no description at its create or its task's,
+ * counted once at its StartContainer), one that may is seeded as on any node, and while NRI is away
+ * every container is the event path's again.
+ */
+@Timeout(30)
+class NriPlainTest {
+
+    private static final Duration WAIT = Duration.ofSeconds(10);
+    private static final NriPod POD = new NriPod("s", "p", "u", "ns", "", 0);
+
+    @TempDir
+    Path dir;
+
+    private final FakeRuntime containerd = new FakeRuntime("containerd");
+    private final FakeAgentMetrics metrics = new FakeAgentMetrics();
+    private ContainerFixtures fixtures;
+    private Agent agent;
+    private NriStarts nri;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        fixtures = new ContainerFixtures(dir);
+        agent = new Agent(List.of(new Agent.Watched(containerd, new RuntimeEvents(containerd), fixtures.repairer(containerd, null))),
+                new ExaminationReporter(metrics, PodEvents.NOOP), metrics, Clock.systemUTC(), 2, Duration.ofHours(1),
+                Duration.ofSeconds(2), new Agent.Tuning(100, Duration.ZERO, 0, Duration.ofMillis(20)), Optional.empty());
+        agent.start();
+        await("ready", WAIT, agent::ready);
+        nri = new NriStarts(agent, "containerd", Set.of(), path -> false, Clock.systemUTC());
+        nri.connected("containerd", "v2.1.9", Duration.ofSeconds(2));
+    }
+
+    @AfterEach
+    void stop() {
+        agent.close();
+    }
+
+    private static NriContainer nriContainer(String id, int pid, List<String> nvidiaEnv) {
+        return new NriContainer(id, "s", "main", NriContainer.State.CREATED, pid, Map.of(), Map.of(), nvidiaEnv, List.of(), false, 0,
+                false);
+    }
+
+    private static StartCall call() {
+        long now = System.nanoTime();
+        return new StartCall() {
+            @Override
+            public long receivedNanos() {
+                return now;
+            }
+
+            @Override
+            public long deadlineNanos() {
+                return now + Duration.ofMillis(500).toNanos();
+            }
+
+            @Override
+            public boolean answered() {
+                return false;
+            }
+        };
+    }
+
+    private ContainerInfo plainContainer() {
+        ContainerInfo c = ContainerInfo.builder(ContainerFixtures.newId()).name("plain").image("busybox").running(true).pid(4242)
+                .startedAt(Optional.of(Instant.now())).build();
+        containerd.put(c);
+        return c;
+    }
+
+    @Test
+    void aContainerWithoutAGpuAskAtItsCreateIsNeverDescribedAndCountedOnceAtItsStart() throws Exception {
+        ContainerInfo c = plainContainer();
+
+        nri.createContainer(POD, nriContainer(c.id(), 0, List.of()));
+        containerd.emit(c.id(), "create", "");
+        containerd.emit(c.id(), "task-create", "");
+        nri.startContainer(POD, nriContainer(c.id(), 4242, List.of()), call());
+        // containerd's events are asynchronous: its task's may come after NRI's StartContainer.
+        containerd.emit(c.id(), "task-create", "");
+
+        await("counted", WAIT, () -> metrics.examined().size() == 1);
+        agent.reconcile(false);
+        Thread.sleep(300);
+        assertThat(metrics.examined()).containsExactly(ContainerOutcome.NO_DRIVER);
+        assertThat(containerd.inspects(c.id())).as("no description: NRI's call said it all").isZero();
+    }
+
+    @Test
+    void aContainerShowingAGpuAskAtItsCreateIsTheEventPathsAsOnAnyNode() throws Exception {
+        ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), Instant.now());
+        containerd.put(c);
+
+        nri.createContainer(POD, nriContainer(c.id(), 0, List.of("NVIDIA_VISIBLE_DEVICES=all")));
+        containerd.emit(c.id(), "task-create", "");
+
+        await("repaired through the event path", WAIT, () -> metrics.examined().contains(ContainerOutcome.REPAIRED));
+        assertThat(containerd.inspects(c.id())).isPositive();
+    }
+
+    @Test
+    void whileNriIsAwayEveryContainerIsTheEventPathsAgainAndOneAnnouncedBeforeIsFoundByTheReconcile() throws Exception {
+        ContainerInfo announced = plainContainer();
+        nri.createContainer(POD, nriContainer(announced.id(), 0, List.of()));
+        nri.disconnected("containerd restarted");
+
+        containerd.emit(announced.id(), "task-create", "");
+        await("described by the event path", WAIT, () -> metrics.examined().size() == 1);
+        assertThat(metrics.examined()).containsExactly(ContainerOutcome.NO_DRIVER);
+        assertThat(containerd.inspects(announced.id())).isPositive();
+
+        // Back: announced, then the connection lost before its start: the reconcile after Synchronize finds it.
+        nri.connected("containerd", "v2.1.9", Duration.ofSeconds(2));
+        ContainerInfo lost = plainContainer();
+        nri.createContainer(POD, nriContainer(lost.id(), 0, List.of()));
+        containerd.emit(lost.id(), "task-create", "");
+        Thread.sleep(200);
+        assertThat(containerd.inspects(lost.id())).isZero();
+        nri.disconnected("dropped after a timeout");
+        agent.reconcile(false);
+        await("found by the reconcile", WAIT, () -> containerd.inspects(lost.id()) > 0 && metrics.examined().size() == 2);
+    }
+}
