@@ -14,9 +14,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Containers whose examination the runtime did not answer: a call that failed or ran past its
- * deadline while the runtime's event stream stayed up (a busy or half-broken daemon). Each is tried
- * again soon, a few times, rather than at the next resync minutes later: a GPU container that
- * starts meanwhile would run without its aliases, and one that exits meanwhile would never be seen.
+ * deadline while the runtime's event stream stayed up (a busy or half-broken daemon). Each is
+ * tried again soon, a few times, rather than at the next resync (a minute later by default): a GPU
+ * container that starts meanwhile would run without its aliases that long, and one that exits
+ * meanwhile would never be seen.
  * After the last try the caller says so (a log line and a count) and leaves the container to the
  * next reconcile. Bounded: beyond {@value #CAPACITY} containers failing at once, the oldest are
  * forgotten and start their tries again.

@@ -49,7 +49,16 @@ public final class FakeNriHandler implements NriHandler {
     }
 
     private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
+    /** CreateContainer calls, kept apart: tests of the other calls neither await nor drain them. */
+    private final BlockingQueue<Event> creates = new LinkedBlockingQueue<>();
     private volatile StartBehaviour onStart = (pod, container, call) -> { };
+    private volatile java.util.function.Consumer<NriContainer> onCreate = container -> { };
+
+    /** What CreateContainer does (on the plugin's reading thread, while the runtime waits). */
+    public FakeNriHandler onCreate(java.util.function.Consumer<NriContainer> behaviour) {
+        this.onCreate = behaviour;
+        return this;
+    }
 
     public FakeNriHandler onStart(StartBehaviour behaviour) {
         this.onStart = behaviour;
@@ -73,7 +82,8 @@ public final class FakeNriHandler implements NriHandler {
 
     @Override
     public void createContainer(NriPod pod, NriContainer container) {
-        events.add(new Created(pod, container));
+        onCreate.accept(container);
+        creates.add(new Created(pod, container));
     }
 
     @Override
@@ -93,10 +103,10 @@ public final class FakeNriHandler implements NriHandler {
         events.add(new NotServed(pod, container, why));
     }
 
-    /** The next event, which must be of {@code type}, within {@code timeout}. */
+    /** The next event, which must be of {@code type}, within {@code timeout} (CreateContainer calls: the next of those). */
     public <T extends Event> T await(Class<T> type, Duration timeout) {
         try {
-            Event e = events.poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            Event e = (type == Created.class ? creates : events).poll(timeout.toMillis(), TimeUnit.MILLISECONDS);
             assertThat(e).as("an event of type " + type.getSimpleName() + " within " + timeout).isNotNull();
             assertThat(e).isInstanceOf(type);
             return type.cast(e);

@@ -11,6 +11,7 @@ import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.ContainerdHarness;
 import io.driveralias.agent.testing.ContainerdVersion;
 import io.driveralias.agent.testing.CriClient;
+import io.driveralias.agent.testing.Processes;
 import io.driveralias.agent.testing.cri.ContainerState;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -177,11 +178,19 @@ class NriPluginIT {
                 seen.put("written", e.toString());
             }
         });
+        // At CreateContainer, is the container in containerd's store yet? (Its create event comes when it is.)
+        handler.onCreate(container -> seen.put("stored at create",
+                String.valueOf(Processes.run(containerd.ctr("-n", K8S, "containers", "info", container.id())).exitCode() == 0)));
         connect(handler, StartDeadline.DEFAULT_BUDGET);
 
         CriClient.Sandbox pod = pod("nri-first");
         String id = run(pod, "first", sh("cat /tmp/nri-marker 2>/dev/null || echo no-marker; echo end; sleep 3600"));
 
+        FakeNriHandler.Created created = handler.await(FakeNriHandler.Created.class, WAIT);
+        assertThat(created.container().id()).isEqualTo(id);
+        assertThat(created.container().pid()).as("no process at its creation").isZero();
+        assertThat(seen.get("stored at create")).as("CreateContainer comes before containerd stores the container, so before"
+                + " its /containers/create event (what lets the agent skip describing containers NRI answers)").isEqualTo("false");
         Started started = handler.await(Started.class, WAIT);
         AgentProcess.awaitTrue("the container's first output", WAIT, () -> containerd.cri().logs(pod, "first").contains("end\n"));
         String out = containerd.cri().logs(pod, "first");
