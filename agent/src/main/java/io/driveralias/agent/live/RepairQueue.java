@@ -18,11 +18,11 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@code otherLimit} workers at once take anything but a start (creates, reconciles: a storm of
  * a neighbour's creates, each to be described, keeps the others free). Never two workers on one
  * container: a start that arrives while its container's create is in flight waits for it (the
- * create, which has described the container already, is the shortest way to its root), and the
- * create can ask whether a start {@linkplain #startWaiting waits}. Creates go newest first, then
- * reconciles oldest first: behind a neighbour's storm of creates, the create of a container about
- * to start is served next, and the old ones are as well served by their own starts. A created
- * container waits {@code createDelay} before it may be taken (none by default: see {@code Agent.Tuning}).
+ * start then reuses the create's description, where the runtime keeps it: containerd). Creates go
+ * newest first, then reconciles oldest first: behind a neighbour's storm of creates, the create of
+ * a container about to start is served next, and the old ones are as well served by their own
+ * starts. A created container waits {@code createDelay} before it may be taken (none by default:
+ * see {@code Agent.Tuning}).
  */
 final class RepairQueue {
 
@@ -189,20 +189,6 @@ final class RepairQueue {
                 othersInFlight--;
             }
             changed.signalAll();
-        } finally {
-            lock.unlock();
-        }
-    }
-
-    /**
-     * Whether a start is waiting for this container while other work for it (its create) is in
-     * flight: that work should take the shortest way to the container's root and finish.
-     */
-    boolean startWaiting(Key key) {
-        lock.lock();
-        try {
-            Entry waiting = pending.get(key);
-            return waiting != null && waiting.job().isStart();
         } finally {
             lock.unlock();
         }
