@@ -98,13 +98,19 @@ public final class NriStarts implements NriHandler {
         }
     }
 
+    /** A start that shows no GPU ask (counted, if NRI announced it) or has no process is answered at once. */
     @Override
-    public void startContainer(NriPod pod, NriContainer container, StartCall call) {
+    public boolean wantsStart(NriPod pod, NriContainer container) {
         if (!showsGpuAsk(pod, container, gpuRuntimes, hostDriverFile)) {
             agent.nriPlain().startedWithoutGpu(new RepairQueue.Key(runtime, container.id()));
-            return;
+            return false;
         }
-        if (container.pid() <= 0) {
+        return container.pid() > 0;
+    }
+
+    @Override
+    public void startContainer(NriPod pod, NriContainer container, StartCall call) {
+        if (!mayAskForGpu(pod, container, gpuRuntimes, hostDriverFile)) {
             return;
         }
         agent.examineInRuntimeStart(runtime, container.id(), container.pid(), clock.instant(), call.deadlineNanos(),

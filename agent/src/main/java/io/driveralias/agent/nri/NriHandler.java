@@ -6,8 +6,8 @@ import java.time.Duration;
  * What the agent does with what the runtime tells its NRI plugin ({@link NriPlugin}). The plugin
  * owns the socket, the protocol and the deadlines; the handler sees pods and containers only.
  *
- * <p>Threads: {@link #connected}, {@link #disconnected}, {@link #synchronize}, {@link #createContainer}
- * and {@link #notServed} run on the plugin's one reading thread, in the order the runtime sent things,
+ * <p>Threads: {@link #connected}, {@link #disconnected}, {@link #synchronize}, {@link #createContainer},
+ * {@link #wantsStart} and {@link #notServed} run on the plugin's one reading thread, in the order the runtime sent things,
  * and hold the runtime (and, since NRI serializes its calls node-wide, every pod start on the node)
  * while they run: they must return at once (queue the work). {@link #startContainer} runs on one
  * of the plugin's call threads, at most as many at once as the plugin was built with.
@@ -36,6 +36,16 @@ public interface NriHandler {
      * adjusts anything.
      */
     default void createContainer(NriPod pod, NriContainer container) {
+    }
+
+    /**
+     * Whether a starting container needs {@link #startContainer} at all. Asked on the reading thread
+     * before a call thread is woken, so it must return at once; false: the runtime is answered from
+     * the reading thread (the common case, a container that asks for no GPU, costs no thread switch
+     * inside every pod's start).
+     */
+    default boolean wantsStart(NriPod pod, NriContainer container) {
+        return true;
     }
 
     /**

@@ -297,6 +297,11 @@ public final class NriPlugin implements AutoCloseable {
         }
 
         @Override
+        public boolean wantsStart(NriPod pod, NriContainer container) {
+            return inner.wantsStart(pod, container);
+        }
+
+        @Override
         public void startContainer(NriPod pod, NriContainer container, StartCall call) {
             inner.startContainer(pod, container, call);
         }

@@ -203,7 +203,7 @@ final class NriSession {
     }
 
     private void stateChange(Message message, Call call, StateChange event) throws IOException {
-        if (event.event() != PluginMessages.START_CONTAINER || event.container() == null) {
+        if (event.event() != PluginMessages.START_CONTAINER || event.container() == null || !wanted(event)) {
             answer(message.streamId(), EMPTY);
             return;
         }
@@ -219,6 +219,15 @@ final class NriSession {
         } catch (RejectedExecutionException e) {
             setup.callPermits().release();
             start.notServed("the plugin is closing");
+        }
+    }
+
+    private boolean wanted(StateChange event) {
+        try {
+            return setup.handler().wantsStart(event.pod(), event.container());
+        } catch (RuntimeException e) {
+            LOG.warn("NRI: the handler failed to say whether it wants a start: {}", Printable.of(String.valueOf(e)));
+            return true;
         }
     }
 

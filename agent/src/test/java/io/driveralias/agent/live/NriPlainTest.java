@@ -8,7 +8,6 @@ import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.kube.PodEvents;
 import io.driveralias.agent.nri.NriContainer;
 import io.driveralias.agent.nri.NriPod;
-import io.driveralias.agent.nri.StartCall;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -66,26 +65,6 @@ class NriPlainTest {
                 false);
     }
 
-    private static StartCall call() {
-        long now = System.nanoTime();
-        return new StartCall() {
-            @Override
-            public long receivedNanos() {
-                return now;
-            }
-
-            @Override
-            public long deadlineNanos() {
-                return now + Duration.ofMillis(500).toNanos();
-            }
-
-            @Override
-            public boolean answered() {
-                return false;
-            }
-        };
-    }
-
     private ContainerInfo plainContainer() {
         ContainerInfo c = ContainerInfo.builder(ContainerFixtures.newId()).name("plain").image("busybox").running(true).pid(4242)
                 .startedAt(Optional.of(Instant.now())).build();
@@ -100,7 +79,8 @@ class NriPlainTest {
         nri.createContainer(POD, nriContainer(c.id(), 0, List.of()));
         containerd.emit(c.id(), "create", "");
         containerd.emit(c.id(), "task-create", "");
-        nri.startContainer(POD, nriContainer(c.id(), 4242, List.of()), call());
+        NriContainer starting = nriContainer(c.id(), 4242, List.of());
+        assertThat(nri.wantsStart(POD, starting)).as("answered from the plugin's reading thread").isFalse();
         // containerd's events are asynchronous: its task's may come after NRI's StartContainer.
         containerd.emit(c.id(), "task-create", "");
 

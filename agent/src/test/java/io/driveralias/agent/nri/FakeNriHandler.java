@@ -53,11 +53,23 @@ public final class FakeNriHandler implements NriHandler {
     private final BlockingQueue<Event> creates = new LinkedBlockingQueue<>();
     private volatile StartBehaviour onStart = (pod, container, call) -> { };
     private volatile java.util.function.Consumer<NriContainer> onCreate = container -> { };
+    private volatile java.util.function.Predicate<NriContainer> wantsStart = container -> true;
 
     /** What CreateContainer does (on the plugin's reading thread, while the runtime waits). */
     public FakeNriHandler onCreate(java.util.function.Consumer<NriContainer> behaviour) {
         this.onCreate = behaviour;
         return this;
+    }
+
+    /** Which starts the handler wants (the others are answered from the reading thread, unseen here). */
+    public FakeNriHandler wantsStart(java.util.function.Predicate<NriContainer> which) {
+        this.wantsStart = which;
+        return this;
+    }
+
+    @Override
+    public boolean wantsStart(NriPod pod, NriContainer container) {
+        return wantsStart.test(container);
     }
 
     public FakeNriHandler onStart(StartBehaviour behaviour) {

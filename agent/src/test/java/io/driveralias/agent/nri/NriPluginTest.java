@@ -217,6 +217,26 @@ class NriPluginTest {
     }
 
     @Test
+    void aStartTheHandlerDoesNotWantIsAnsweredWithoutACallThreadAndOthersStillReachIt() throws Exception {
+        handler.wantsStart(container -> !container.id().equals("plain")).onStart((pod, container, call) -> Thread.sleep(300));
+        Peer peer = connect(Duration.ofMillis(500), 1);
+        peer.awaitRegistration(WAIT);
+        peer.configure("containerd", "v2.1.9", 2000);
+        handler.await(Connected.class, WAIT);
+
+        long begun = System.nanoTime();
+        Reply plain = peer.startContainer(POD, NriInputs.gpuContainer("plain", POD, 1).build(), WAIT);
+        long plainNanos = System.nanoTime() - begun;
+        Reply gpu = peer.startContainer(POD, NriInputs.gpuContainer("gpu", POD, 2).build(), WAIT);
+
+        assertThat(plain.ok()).isTrue();
+        assertThat(Duration.ofNanos(plainNanos)).as("no handler ran for it").isLessThan(Duration.ofMillis(250));
+        assertThat(gpu.ok()).isTrue();
+        assertThat(handler.await(Started.class, WAIT).container().id()).isEqualTo("gpu");
+        assertThat(handler.drain(Duration.ofMillis(200))).isEmpty();
+    }
+
+    @Test
     void createContainerReachesTheHandlerDecodedAndIsAnsweredWithoutAnAdjustment() throws Exception {
         Peer peer = connect(Duration.ofMillis(500), 2);
         peer.awaitRegistration(WAIT);
