@@ -22,6 +22,25 @@ final class StartStamps implements NriHandler {
     }
 
     private final Map<String, Stamp> byContainer = new ConcurrentHashMap<>();
+    private final boolean wantsStarts;
+
+    StartStamps() {
+        this(true);
+    }
+
+    private StartStamps(boolean wantsStarts) {
+        this.wantsStarts = wantsStarts;
+    }
+
+    /** A plugin that stamps nothing and answers every start from its reading thread: the least a plugin can do. */
+    static StartStamps atOnce() {
+        return new StartStamps(false);
+    }
+
+    @Override
+    public boolean wantsStart(NriPod pod, NriContainer container) {
+        return wantsStarts;
+    }
 
     Optional<Stamp> of(String containerId) {
         return Optional.ofNullable(byContainer.get(containerId));
