@@ -36,7 +36,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Memory: the buffers are allocated once at {@link #start()} and reused for every message and
  * every connection: 4 MiB off-heap for a message of the Plugin connection (NRI's bound; only the
- * pages a message touches become resident), 64 KiB for reading ahead, 64 KiB for the Runtime
+ * pages a message touches become resident: {@link UntouchedBuffers}), 64 KiB for reading ahead, 64 KiB for the Runtime
  * connection's answers. Decoded pods and containers are bounded ({@link ObjectDecoder}).
  */
 public final class NriPlugin implements AutoCloseable {
@@ -109,7 +109,7 @@ public final class NriPlugin implements AutoCloseable {
             timer.setRemoveOnCancelPolicy(true);
             NriSession.Setup setup = new NriSession.Setup(NAME, INDEX, new Announcing(handler), deadline, calls,
                     new Semaphore(callThreads), callThreads, timer);
-            MuxBuffers buffers = new MuxBuffers(ByteBuffer.allocateDirect(64 << 10), ByteBuffer.allocateDirect(MuxReader.MAX_MESSAGE),
+            MuxBuffers buffers = new MuxBuffers(UntouchedBuffers.allocate(64 << 10), UntouchedBuffers.allocate(MuxReader.MAX_MESSAGE),
                     ByteBuffer.allocate(64 << 10));
             loop = daemons("nri-plugin").newThread(() -> run(setup, buffers));
             watchdog = daemons("nri-watchdog").newThread(this::watch);
