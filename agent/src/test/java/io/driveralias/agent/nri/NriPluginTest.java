@@ -63,6 +63,15 @@ class NriPluginTest {
         return runtime.accept(WAIT);
     }
 
+    /** Connected, registered and configured as containerd 2.1.9 with a 2 s request timeout. */
+    private Peer configured(Duration budget, int callThreads) {
+        Peer peer = connect(budget, callThreads);
+        peer.awaitRegistration(WAIT);
+        peer.configure("containerd", "v2.1.9", 2000);
+        handler.await(Connected.class, WAIT);
+        return peer;
+    }
+
     @Test
     void registersConfiguresForStartContainerAloneAndHandsOverSynchronize() throws Exception {
         Peer peer = connect(Duration.ofMillis(500), 2);
@@ -99,10 +108,7 @@ class NriPluginTest {
 
     @Test
     void startContainerIsAnsweredWhenTheHandlerReturns() {
-        Peer peer = connect(Duration.ofMillis(500), 2);
-        peer.awaitRegistration(WAIT);
-        peer.configure("containerd", "v2.1.9", 2000);
-        handler.await(Connected.class, WAIT);
+        Peer peer = configured(Duration.ofMillis(500), 2);
 
         Reply reply = peer.startContainer(POD, NriInputs.gpuContainer("c1", POD, 4242).build(), WAIT);
 
@@ -124,10 +130,7 @@ class NriPluginTest {
                 Thread.sleep(3000);
             }
         });
-        Peer peer = connect(Duration.ofMillis(300), 2);
-        peer.awaitRegistration(WAIT);
-        peer.configure("containerd", "v2.1.9", 2000);
-        handler.await(Connected.class, WAIT);
+        Peer peer = configured(Duration.ofMillis(300), 2);
 
         Reply slow = peer.startContainer(POD, NriInputs.gpuContainer("slow", POD, 1).build(), WAIT);
         Reply next = peer.startContainer(POD, NriInputs.gpuContainer("fast", POD, 2).build(), WAIT);
@@ -145,10 +148,7 @@ class NriPluginTest {
 
     @Test
     void aStartContainerRoundTripOverTheSocketForAHandlerThatReturnsAtOnce() {
-        Peer peer = connect(Duration.ofMillis(500), 2);
-        peer.awaitRegistration(WAIT);
-        peer.configure("containerd", "v2.1.9", 2000);
-        handler.await(Connected.class, WAIT);
+        Peer peer = configured(Duration.ofMillis(500), 2);
         Container container = NriInputs.gpuContainer("c1", POD, 1).build();
         java.util.List<Long> nanos = new java.util.ArrayList<>();
         for (int i = 0; i < 300; i++) {
@@ -181,10 +181,7 @@ class NriPluginTest {
     void withEveryCallThreadBusyStartContainerIsAnsweredAtOnceAndReportedNotServed() throws Exception {
         CountDownLatch release = new CountDownLatch(1);
         handler.onStart((pod, container, call) -> release.await());
-        Peer peer = connect(Duration.ofMillis(200), 1);
-        peer.awaitRegistration(WAIT);
-        peer.configure("containerd", "v2.1.9", 2000);
-        handler.await(Connected.class, WAIT);
+        Peer peer = configured(Duration.ofMillis(200), 1);
 
         Reply held = peer.startContainer(POD, NriInputs.gpuContainer("held", POD, 1).build(), WAIT);
         Reply refused = peer.startContainer(POD, NriInputs.gpuContainer("refused", POD, 2).build(), WAIT);
@@ -219,10 +216,7 @@ class NriPluginTest {
     @Test
     void aStartTheHandlerDoesNotWantIsAnsweredWithoutACallThreadAndOthersStillReachIt() throws Exception {
         handler.wantsStart(container -> !container.id().equals("plain")).onStart((pod, container, call) -> Thread.sleep(300));
-        Peer peer = connect(Duration.ofMillis(500), 1);
-        peer.awaitRegistration(WAIT);
-        peer.configure("containerd", "v2.1.9", 2000);
-        handler.await(Connected.class, WAIT);
+        Peer peer = configured(Duration.ofMillis(500), 1);
 
         long begun = System.nanoTime();
         Reply plain = peer.startContainer(POD, NriInputs.gpuContainer("plain", POD, 1).build(), WAIT);
@@ -238,10 +232,7 @@ class NriPluginTest {
 
     @Test
     void createContainerReachesTheHandlerDecodedAndIsAnsweredWithoutAnAdjustment() throws Exception {
-        Peer peer = connect(Duration.ofMillis(500), 2);
-        peer.awaitRegistration(WAIT);
-        peer.configure("containerd", "v2.1.9", 2000);
-        handler.await(Connected.class, WAIT);
+        Peer peer = configured(Duration.ofMillis(500), 2);
 
         Container container = NriInputs.gpuContainer("c1", POD, 0).build();
         Reply create = peer.call("CreateContainer", CreateContainerRequest.newBuilder().setPod(POD).setContainer(container).build(),
@@ -258,10 +249,7 @@ class NriPluginTest {
 
     @Test
     void everythingElseIsAnEmptySuccessAndReachesNoHandler() throws Exception {
-        Peer peer = connect(Duration.ofMillis(500), 2);
-        peer.awaitRegistration(WAIT);
-        peer.configure("containerd", "v2.1.9", 2000);
-        handler.await(Connected.class, WAIT);
+        Peer peer = configured(Duration.ofMillis(500), 2);
 
         Container container = NriInputs.gpuContainer("c1", POD, 1).build();
         Reply stop = peer.call("StateChange", StateChangeEvent.newBuilder().setEvent(10).setPod(POD).setContainer(container).build(),
@@ -378,10 +366,7 @@ class NriPluginTest {
 
     @Test
     void closeEndsThePluginPromptlyConnectedOrNot() throws Exception {
-        Peer peer = connect(Duration.ofMillis(500), 2);
-        peer.awaitRegistration(WAIT);
-        peer.configure("containerd", "v2.1.9", 2000);
-        handler.await(Connected.class, WAIT);
+        Peer peer = configured(Duration.ofMillis(500), 2);
 
         long start = System.nanoTime();
         plugin.close();
