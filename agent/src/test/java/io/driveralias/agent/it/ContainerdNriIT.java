@@ -34,6 +34,8 @@ class ContainerdNriIT {
 
     static final int N = 10;
 
+    private static final String NO_DRIVER = "driver_alias_containers_total{outcome=\"no_driver\"}";
+
     private static AgentProcess agent(ContainerdHarness containerd, String... extra) {
         AgentProcess agent = AgentProcess.startOnContainerd(containerd, extra);
         agent.await("/readyz 200 and the NRI plugin registered", Duration.ofSeconds(60),
@@ -48,7 +50,8 @@ class ContainerdNriIT {
     @ParameterizedTest
     @EnumSource(value = ContainerdVersion.class, names = {"V1_7", "V2_1"})
     void gpuContainersHaveTheirDriverAtTheFirstInstructionThroughTheRuntimesOwnStart(ContainerdVersion release,
-                                                                                      @TempDir Path logs) {
+                                                                                      @TempDir Path logs)
+            throws InterruptedException {
         ContainerdHarness containerd = ContainerdHarness.of(release);
         try (CriProbes cri = new CriProbes(containerd); AgentProcess agent = agent(containerd, "--gpu-runtime", "nvidia");
              CpuHog hog = new CpuHog(0)) {
@@ -63,6 +66,7 @@ class ContainerdNriIT {
             for (int i = 0; i < N; i++) {
                 hooked.add(cri.pod("nri-hook-" + i, "nvidia", gpu("compute,utility")));
             }
+            double noDriver = agent.metric(NO_DRIVER);
             Probe plain = cri.pod("nri-plain", "", CriProbes.probing());
             int firstAtFirst = cri.atFirstInstruction(List.of(first), agent);
             int declaredAtFirst = cri.atFirstInstruction(declared, agent);
@@ -77,6 +81,11 @@ class ContainerdNriIT {
             assertThat(hookedAtFirst).as("hook-added files at the first instruction").isEqualTo(N);
             assertThat(before).isEqualTo(N);
             assertThat(agent.logLines("repaired container " + plain.shortId())).as("no GPU request, nothing written").isEmpty();
+            // Left to NRI from its CreateContainer on: counted once, at its StartContainer, and never again by the
+            // event path (whose task-create event comes around the same time).
+            agent.await("the plain pod counted", Duration.ofSeconds(30), () -> agent.metric(NO_DRIVER) >= noDriver + 1);
+            Thread.sleep(1000);
+            assertThat(agent.metric(NO_DRIVER) - noDriver).as("the plain pod counted no_driver once").isEqualTo(1.0);
             assertThat(agent.logLines("WARN")).isEmpty();
             assertThat(agent.logLines("ERROR")).isEmpty();
         }
