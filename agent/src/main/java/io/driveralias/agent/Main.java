@@ -157,7 +157,8 @@ public final class Main {
                     config.workers(), config.resyncInterval(), config.shutdownGrace(), config.podUid());
             Optional<NriPlugin> nri = kinds.contains(RuntimeChoice.Kind.NRI)
                     ? Optional.of(new NriPlugin(Path.of(config.nriSocket()), new NriStarts(agent, "containerd",
-                            Set.copyOf(config.gpuRuntimes()), path -> parts.hostFiles().atHostPath(path).isPresent(), clock),
+                            Set.copyOf(config.gpuRuntimes()), path -> parts.hostFiles().atHostPath(path).isPresent(), clock,
+                            new ProcessStartTime(config.hostProc(), Clock.systemUTC())::of),
                             config.nriDeadline(), NriPlugin.DEFAULT_CALL_THREADS))
                     : Optional.empty();
             try (AgentHttpServer http = new AgentHttpServer(

@@ -4,9 +4,11 @@ import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.LruMap;
 import io.driveralias.agent.live.ExaminationReporter.Reported;
 import io.driveralias.agent.metrics.RepairMetrics;
+import java.time.Instant;
 import java.util.Collections;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.Supplier;
 
 /**
  * Containers the runtime's NRI announced at their CreateContainer as asking for no GPU, which its
@@ -50,9 +52,11 @@ final class NriPlain {
      * would have ({@code no_driver}), and kept as reported so that no reconcile describes it. A
      * container never announced stays the event path's, which counts it.
      */
-    void startedWithoutGpu(RepairQueue.Key key) {
+    void startedWithoutGpu(RepairQueue.Key key, Supplier<Optional<Instant>> processStart) {
         if (announced.replace(key, Boolean.FALSE, Boolean.TRUE)) {
-            history.put(key, new Reported(Optional.empty(), ContainerOutcome.NO_DRIVER, "no GPU asked (NRI)"));
+            // With its process's start, as the event path would record it: a full reconcile (after containerd
+            // restarts) finds this start examined already and counts it no second time.
+            history.put(key, new Reported(processStart.get(), ContainerOutcome.NO_DRIVER, "no GPU asked (NRI)"));
             metrics.containerExamined(ContainerOutcome.NO_DRIVER);
         }
     }

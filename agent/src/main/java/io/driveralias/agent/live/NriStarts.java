@@ -12,7 +12,10 @@ import io.driveralias.agent.nri.NriSync;
 import io.driveralias.agent.nri.StartCall;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
+import java.util.Optional;
 import java.util.Set;
+import java.util.function.IntFunction;
 import java.util.function.Predicate;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -39,20 +42,24 @@ public final class NriStarts implements NriHandler {
     private final Predicate<String> hostDriverFile;
     private final RepairMetrics metrics;
     private final Clock clock;
+    private final IntFunction<Optional<Instant>> processStart;
     private volatile boolean up;
 
     /**
      * @param runtime        the watched runtime whose containers NRI starts (containerd's name)
      * @param gpuRuntimes    runtime handlers that add the driver's files ({@code --gpu-runtime})
      * @param hostDriverFile whether a host path is one of the host's own driver files
+     * @param processStart   when a process started (the kernel's, as the event path reads it)
      */
-    public NriStarts(Agent agent, String runtime, Set<String> gpuRuntimes, Predicate<String> hostDriverFile, Clock clock) {
+    public NriStarts(Agent agent, String runtime, Set<String> gpuRuntimes, Predicate<String> hostDriverFile, Clock clock,
+                     IntFunction<Optional<Instant>> processStart) {
         this.agent = agent;
         this.runtime = runtime;
         this.gpuRuntimes = Set.copyOf(gpuRuntimes);
         this.hostDriverFile = hostDriverFile;
         this.metrics = agent.metrics();
         this.clock = clock;
+        this.processStart = processStart;
         metrics.runtimeConnected(RUNTIME_LABEL, false);
     }
 
@@ -102,7 +109,7 @@ public final class NriStarts implements NriHandler {
     @Override
     public boolean wantsStart(NriPod pod, NriContainer container) {
         if (!showsGpuAsk(pod, container, gpuRuntimes, hostDriverFile)) {
-            agent.nriPlain().startedWithoutGpu(new RepairQueue.Key(runtime, container.id()));
+            agent.nriPlain().startedWithoutGpu(new RepairQueue.Key(runtime, container.id()), () -> processStart.apply(container.pid()));
             return false;
         }
         return container.pid() > 0;
@@ -120,7 +127,7 @@ public final class NriStarts implements NriHandler {
     @Override
     public void notServed(NriPod pod, NriContainer container, String why) {
         if (!showsGpuAsk(pod, container, gpuRuntimes, hostDriverFile)) {
-            agent.nriPlain().startedWithoutGpu(new RepairQueue.Key(runtime, container.id()));
+            agent.nriPlain().startedWithoutGpu(new RepairQueue.Key(runtime, container.id()), () -> processStart.apply(container.pid()));
         } else if (container.pid() > 0) {
             LOG.warn("container {} ({}/{}) started without the agent's NRI call ({}): repaired through the event path",
                     Printable.of(container.id()), Printable.of(pod.namespace()), Printable.of(pod.name()), Printable.of(why));

@@ -33,6 +33,8 @@ class NriPlainTest {
 
     private static final Duration WAIT = Duration.ofSeconds(10);
     private static final NriPod POD = new NriPod("s", "p", "u", "ns", "", 0);
+    /** When every plain container's process started, as the kernel and the runtime both say. */
+    private static final Instant STARTED = Instant.parse("2026-12-02T01:00:00Z");
 
     @TempDir
     Path dir;
@@ -51,7 +53,7 @@ class NriPlainTest {
                 Duration.ofSeconds(2), new Agent.Tuning(100, Duration.ZERO, 0, Duration.ofMillis(20)), Optional.empty());
         agent.start();
         await("ready", WAIT, agent::ready);
-        nri = new NriStarts(agent, "containerd", Set.of(), path -> false, Clock.systemUTC());
+        nri = new NriStarts(agent, "containerd", Set.of(), path -> false, Clock.systemUTC(), pid -> Optional.of(STARTED));
         nri.connected("containerd", "v2.1.9", Duration.ofSeconds(2));
     }
 
@@ -67,7 +69,7 @@ class NriPlainTest {
 
     private ContainerInfo plainContainer() {
         ContainerInfo c = ContainerInfo.builder(ContainerFixtures.newId()).name("plain").image("busybox").running(true).pid(4242)
-                .startedAt(Optional.of(Instant.now())).build();
+                .startedAt(Optional.of(STARTED)).build();
         containerd.put(c);
         return c;
     }
@@ -89,6 +91,13 @@ class NriPlainTest {
         Thread.sleep(300);
         assertThat(metrics.examined()).containsExactly(ContainerOutcome.NO_DRIVER);
         assertThat(containerd.inspects(c.id())).as("no description: NRI's call said it all").isZero();
+
+        // containerd restarted (NRI gone, the event stream back): the full reconcile describes it, and knows this start.
+        nri.disconnected("containerd restarted");
+        agent.reconcile(true);
+        await("described by the full reconcile", WAIT, () -> containerd.inspects(c.id()) > 0);
+        Thread.sleep(300);
+        assertThat(metrics.examined()).as("the same start, counted once").containsExactly(ContainerOutcome.NO_DRIVER);
     }
 
     @Test
