@@ -126,13 +126,10 @@ public final class NriStarts implements NriHandler {
 
     @Override
     public void notServed(NriPod pod, NriContainer container, String why) {
-        if (!showsGpuAsk(pod, container, gpuRuntimes, hostDriverFile)) {
-            agent.nriPlain().startedWithoutGpu(new RepairQueue.Key(runtime, container.id()), () -> processStart.apply(container.pid()));
-        } else if (container.pid() > 0) {
-            LOG.warn("container {} ({}/{}) started without the agent's NRI call ({}): repaired through the event path",
-                    Printable.of(container.id()), Printable.of(pod.namespace()), Printable.of(pod.name()), Printable.of(why));
-            agent.queueStart(runtime, container.id(), container.pid());
-        }
+        // Only a start that wantsStart kept comes here: one with a process that may ask for a GPU.
+        LOG.warn("container {} ({}/{}) started without the agent's NRI call ({}): repaired through the event path",
+                Printable.of(container.id()), Printable.of(pod.namespace()), Printable.of(pod.name()), Printable.of(why));
+        agent.queueStart(runtime, container.id(), container.pid());
     }
 
     /**

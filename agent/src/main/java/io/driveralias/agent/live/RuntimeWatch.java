@@ -87,13 +87,13 @@ final class RuntimeWatch implements ContainerEvents.Listener {
         metrics.runtimeEvent(name(), event.runtimeAction());
         RepairQueue.Key key = new RepairQueue.Key(name(), event.containerId());
         switch (event.action()) {
-            case CREATED, PROCESS_CREATED, STARTED -> {
-                if (nriPlain.leftToNri(key)) {
-                    return;
-                }
-                if (event.action() == ContainerRuntime.Action.CREATED) {
+            case CREATED -> {
+                if (!nriPlain.leftToNri(key)) {
                     offer(event.containerId(), "create", 0);
-                } else {
+                }
+            }
+            case PROCESS_CREATED, STARTED -> {
+                if (!nriPlain.leftToNri(key)) {
                     offer(event.containerId(), "start", event.pid());
                 }
             }

@@ -94,10 +94,7 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
             containers(outcome);
         }
         for (FailureReason reason : FailureReason.values()) {
-            // docker_error only where Docker is watched: a containerd node has no Docker to fail;
-            // runtime_error only where another runtime is.
-            if (reason == FailureReason.DOCKER_ERROR ? this.watched.contains("docker")
-                    : reason != FailureReason.RUNTIME_ERROR || this.watched.stream().anyMatch(r -> !r.equals("docker"))) {
+            if (exported(reason)) {
                 failures(reason);
             }
         }
@@ -116,6 +113,18 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
         exposure = latency("driver.alias.exposure",
                 "From the container's start to its aliases verified, 0 when done before the start");
         buildInfo = registerBuildInfo("unknown");
+    }
+
+    /**
+     * docker_error only where Docker is watched (a containerd node has no Docker to fail),
+     * runtime_error only where another runtime is.
+     */
+    private boolean exported(FailureReason reason) {
+        return switch (reason) {
+            case DOCKER_ERROR -> watched.contains("docker");
+            case RUNTIME_ERROR -> watched.stream().anyMatch(r -> !r.equals("docker"));
+            default -> true;
+        };
     }
 
     /**

@@ -58,8 +58,9 @@ public interface NriHandler {
     void startContainer(NriPod pod, NriContainer container, StartCall call);
 
     /**
-     * A container started while every call thread was busy (handlers past their deadline): the
-     * runtime has been answered without the handler, and the container starts now.
+     * A container whose start {@link #wantsStart} wanted started while every call thread was busy
+     * (handlers past their deadline): the runtime has been answered without the handler, and the
+     * container starts now.
      */
     void notServed(NriPod pod, NriContainer container, String why);
 }

@@ -162,9 +162,8 @@ final class PluginMessages {
             return new StateChange((int) Math.min(event, Integer.MAX_VALUE), null, null);
         }
         ObjectDecoder decoder = new ObjectDecoder();
-        NriPod decodedPod = pod == -1 ? new NriPod("", "", "", "", "", 0) : decoder.pod(in.reader(pod));
-        NriContainer decodedContainer = container == -1 ? null : decoder.container(in.reader(container));
-        return new StateChange(START_CONTAINER, decodedPod, decodedContainer);
+        return new StateChange(START_CONTAINER, pod(in, decoder, pod),
+                container == -1 ? null : decoder.container(in.reader(container)));
     }
 
     static Create createContainer(ProtoReader in) throws NriProtocolException {
@@ -179,8 +178,12 @@ final class PluginMessages {
             }
         }
         ObjectDecoder decoder = new ObjectDecoder();
-        NriPod decodedPod = pod == -1 ? new NriPod("", "", "", "", "", 0) : decoder.pod(in.reader(pod));
-        return new Create(decodedPod, container == -1 ? null : decoder.container(in.reader(container)));
+        return new Create(pod(in, decoder, pod), container == -1 ? null : decoder.container(in.reader(container)));
+    }
+
+    /** The pod at {@code span}, or an empty one where the message has none. */
+    private static NriPod pod(ProtoReader in, ObjectDecoder decoder, long span) throws NriProtocolException {
+        return span == -1 ? new NriPod("", "", "", "", "", 0) : decoder.pod(in.reader(span));
     }
 
     static Reply reply(ProtoReader in) throws NriProtocolException {
