@@ -171,11 +171,16 @@ public final class Agent implements AgentStatus, AutoCloseable {
         RuntimeWatch watch = runtimes.get(job.key().runtime());
         ContainerRepairer repairer = watch.watched.repairer();
         String id = job.key().containerId();
-        if (job.trigger().equals("create") && (!repairer.seedsBeforeStart() || repairer.seedWhileStarting(id, job.receivedAt())
-                || repairer.seedCreated(id, job.receivedAt()))) {
-            // Nothing to report before the start; its start job verifies. Without repair before
-            // start, a create has nothing to do (and a worker would only wait on a start in progress).
-            return;
+        if (job.trigger().equals("create")) {
+            // Read beside its start, if that comes meanwhile; written only while the start was not
+            // taken (RepairQueue#claimWrite), else the start does all the writing, without waiting.
+            java.util.function.BooleanSupplier mayWrite = () -> queue.claimWrite(job);
+            if (!repairer.seedsBeforeStart() || repairer.seedWhileStarting(id, job.receivedAt(), mayWrite)
+                    || repairer.seedCreated(id, job.receivedAt(), mayWrite) || !mayWrite.getAsBoolean()) {
+                // Nothing to report before the start; its start job verifies. Without repair before
+                // start, a create has nothing to do (and a worker would only wait on a start in progress).
+                return;
+            }
         }
         examineAndReport(job.key(), job.trigger(), job.receivedAt(), job.pid(), () -> false);
     }

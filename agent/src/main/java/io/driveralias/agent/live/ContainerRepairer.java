@@ -165,10 +165,11 @@ public final class ContainerRepairer {
 
     /**
      * A created container described as such ({@link ContainerRuntime#describeCreated}) and, if it
-     * asks for a GPU, its aliases before its start. True when that was all there was to do; false
+     * asks for a GPU and {@code mayWrite} still lets the create write (its start was not taken
+     * meanwhile), its aliases before its start. True when that was all there was to do; false
      * when it must be examined as usual (it started meanwhile, or could not be described).
      */
-    public boolean seedCreated(String id, Instant receivedAt) {
+    public boolean seedCreated(String id, Instant receivedAt, BooleanSupplier mayWrite) {
         if (!createWork.enabled()) {
             return false;
         }
@@ -181,13 +182,15 @@ public final class ContainerRepairer {
         if (info.running() || info.startedAt().isPresent()) {
             return false;
         }
-        createWork.seedBeforeStart(info, receivedAt);
+        if (mayWrite.getAsBoolean()) {
+            createWork.seedBeforeStart(info, receivedAt);
+        }
         return true;
     }
 
     /** See {@link CreateWork#seedWhileStarting}. */
-    public boolean seedWhileStarting(String id, Instant receivedAt) {
-        return createWork.seedWhileStarting(id, receivedAt);
+    public boolean seedWhileStarting(String id, Instant receivedAt, BooleanSupplier mayWrite) {
+        return createWork.seedWhileStarting(id, receivedAt, mayWrite);
     }
 
     /** Whether created containers are repaired before they start ({@code --before-start}). */

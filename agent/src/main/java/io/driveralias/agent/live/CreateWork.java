@@ -50,9 +50,10 @@ final class CreateWork {
      * progress, as Docker's inspect would), and if its runtime starts it within moments, its
      * aliases through its mounted overlay. True when the create needs nothing more: seeded,
      * not a GPU container, or not to be written; false to examine it as usual (describe, and
-     * the upper layer while it is not starting).
+     * the upper layer while it is not starting). Nothing is written unless {@code mayWrite} says
+     * the create still may (its start was not taken meanwhile: that start then writes).
      */
-    boolean seedWhileStarting(String id, Instant receivedAt) {
+    boolean seedWhileStarting(String id, Instant receivedAt, java.util.function.BooleanSupplier mayWrite) {
         if (seeder == null) {
             return false;
         }
@@ -66,7 +67,7 @@ final class CreateWork {
             return false;
         }
         ContainerInfo info = peeked.get();
-        if (info.readOnlyRootfs() || scope.exclusion(info).isPresent()) {
+        if (info.readOnlyRootfs() || scope.exclusion(info).isPresent() || !mayWrite.getAsBoolean()) {
             return true;
         }
         Optional<Seeding> seeding = seeder.seedIfStarting(info);

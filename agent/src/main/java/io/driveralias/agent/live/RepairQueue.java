@@ -16,13 +16,15 @@ import java.util.concurrent.locks.ReentrantLock;
  * <p>A started container goes first: without its aliases it is exposed, and its first
  * instruction may be milliseconds away. So that no amount of other work delays it, at most
  * {@code otherLimit} workers at once take anything but a start (creates, reconciles: a storm of
- * a neighbour's creates, each to be described, keeps the others free). Never two workers on one
- * container: a start that arrives while its container's create is in flight waits for it (the
- * start then reuses the create's description, where the runtime keeps it: containerd). Creates go
- * newest first, then reconciles oldest first: behind a neighbour's storm of creates, the create of
- * a container about to start is served next, and the old ones are as well served by their own
- * starts. A created container waits {@code createDelay} before it may be taken (none by default:
- * see {@code Agent.Tuning}).
+ * a neighbour's creates, each to be described, keeps the others free). Never two workers writing
+ * one container: a start never waits for its own create's reading (a description that may queue
+ * behind a storm of others), only for its writing. A create reads beside nobody's writes, then
+ * {@link #claimWrite claims} the container before it writes; a start that came meanwhile was
+ * taken beside it, and the create then leaves the container to it (its description, kept by the
+ * runtime, is the start's to reuse). Creates go newest first, then reconciles oldest first:
+ * behind a neighbour's storm of creates, the create of a container about to start is served next,
+ * and the old ones are as well served by their own starts. A created container waits
+ * {@code createDelay} before it may be taken (none by default: see {@code Agent.Tuning}).
  */
 final class RepairQueue {
 
@@ -54,12 +56,17 @@ final class RepairQueue {
     /** What became of an offered job. */
     enum Offer { QUEUED, MERGED, FULL, CLOSED }
 
+    /** What holds a container: a start, a create still reading (a start may go beside it), or anything writing. */
+    private enum Holder { START, CREATE_READING, WRITING }
+
     private final int capacity;
     private final long createDelayNanos;
     private final int otherLimit;
     private final Map<Key, Entry> pending = new LinkedHashMap<>();
-    /** The containers workers hold, and whether each worker's job is a start. */
-    private final Map<Key, Boolean> inFlight = new HashMap<>();
+    /** The containers workers hold, and how. */
+    private final Map<Key, Holder> inFlight = new HashMap<>();
+    /** Containers whose start was taken while their create was still reading. */
+    private final java.util.Set<Key> startsBeside = new java.util.HashSet<>();
     /** Workers on anything but a start. */
     private int othersInFlight;
     private final ReentrantLock lock = new ReentrantLock();
@@ -135,8 +142,7 @@ final class RepairQueue {
                 boolean othersAllowed = othersInFlight < otherLimit;
                 Entry newestCreate = null;
                 for (Entry e : pending.values()) {
-                    Boolean holder = inFlight.get(e.job().key());
-                    if (holder != null) {
+                    if (held(e.job().key()) && !(e.job().isStart() && mayGoBeside(e.job().key()))) {
                         continue;
                     }
                     if (e.eligibleNanos() > now) {
@@ -162,13 +168,15 @@ final class RepairQueue {
                     chosen = newestCreate != null ? newestCreate : chosen;
                 }
                 if (chosen != null) {
-                    Key key = chosen.job().key();
-                    pending.remove(key);
-                    inFlight.put(key, chosen.job().isStart());
-                    if (!chosen.job().isStart()) {
+                    Job job = chosen.job();
+                    pending.remove(job.key());
+                    if (job.isStart()) {
+                        hold(job.key());
+                    } else {
+                        inFlight.put(job.key(), job.trigger().equals("create") ? Holder.CREATE_READING : Holder.WRITING);
                         othersInFlight++;
                     }
-                    return chosen.job();
+                    return job;
                 }
                 if (nextEligible == Long.MAX_VALUE) {
                     changed.await();
@@ -185,8 +193,15 @@ final class RepairQueue {
     void done(Job job) {
         lock.lock();
         try {
-            if (inFlight.remove(job.key()) != null && !job.isStart()) {
+            if (job.isStart()) {
+                unhold(job.key());
+            } else {
                 othersInFlight--;
+                // A start taken beside this create holds the container on its own now.
+                inFlight.remove(job.key());
+                if (startsBeside.remove(job.key())) {
+                    inFlight.put(job.key(), Holder.START);
+                }
             }
             changed.signalAll();
         } finally {
@@ -195,21 +210,62 @@ final class RepairQueue {
     }
 
     /**
+     * A create that has read its container, before it writes: true when the container is now
+     * its alone; false when its start was taken meanwhile, which then does all the writing.
+     */
+    boolean claimWrite(Job create) {
+        lock.lock();
+        try {
+            if (startsBeside.contains(create.key())) {
+                return false;
+            }
+            inFlight.put(create.key(), Holder.WRITING);
+            return true;
+        } finally {
+            lock.unlock();
+        }
+    }
+
+    private boolean held(Key key) {
+        return inFlight.containsKey(key);
+    }
+
+    /** Whether a start may be taken for a held container: its create is only reading, and no other start is beside it. */
+    private boolean mayGoBeside(Key key) {
+        return inFlight.get(key) == Holder.CREATE_READING && !startsBeside.contains(key);
+    }
+
+    private void hold(Key key) {
+        if (held(key)) {
+            startsBeside.add(key);
+        } else {
+            inFlight.put(key, Holder.START);
+        }
+    }
+
+    private void unhold(Key key) {
+        if (!startsBeside.remove(key)) {
+            inFlight.remove(key);
+        }
+    }
+
+    /**
      * Holds a container for a start examined outside the workers (inside the runtime's own start,
-     * NRI): waits while a worker holds it, at most until {@code deadlineNanos} ({@link System#nanoTime()}).
+     * NRI): waits while a worker holds it (but for a create still reading), at most until
+     * {@code deadlineNanos} ({@link System#nanoTime()}).
      * True when held: {@link #release} it. Work waiting for it stays queued and runs after.
      */
     boolean hold(Key key, long deadlineNanos) throws InterruptedException {
         lock.lock();
         try {
-            while (inFlight.containsKey(key)) {
+            while (held(key) && !mayGoBeside(key)) {
                 long left = deadlineNanos - System.nanoTime();
                 if (left <= 0 || closed) {
                     return false;
                 }
                 changed.awaitNanos(left);
             }
-            inFlight.put(key, true);
+            hold(key);
             return true;
         } finally {
             lock.unlock();
@@ -220,7 +276,7 @@ final class RepairQueue {
     void release(Key key) {
         lock.lock();
         try {
-            inFlight.remove(key);
+            unhold(key);
             changed.signalAll();
         } finally {
             lock.unlock();

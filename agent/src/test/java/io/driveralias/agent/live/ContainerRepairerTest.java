@@ -192,11 +192,11 @@ class ContainerRepairerTest {
         ContainerInfo readOnly = fixtures.createdOnOverlay(ContainerFixtures.newId(), "cuda", true);
         List.of(gpu, plain, readOnly).forEach(docker::put);
 
-        assertThat(seeding.seedWhileStarting(plain.id(), Instant.now())).as("no GPU request: nothing to do").isTrue();
-        assertThat(seeding.seedWhileStarting(readOnly.id(), Instant.now())).as("read-only: not ours to write").isTrue();
+        assertThat(seeding.seedWhileStarting(plain.id(), Instant.now(), () -> true)).as("no GPU request: nothing to do").isTrue();
+        assertThat(seeding.seedWhileStarting(readOnly.id(), Instant.now(), () -> true)).as("read-only: not ours to write").isTrue();
         // Not started within the patience (nobody starts it here): into its writable layer, with
         // what the runtime's list and files said (its layers included), no inspect.
-        assertThat(seeding.seedWhileStarting(gpu.id(), Instant.now())).isTrue();
+        assertThat(seeding.seedWhileStarting(gpu.id(), Instant.now(), () -> true)).isTrue();
 
         assertThat(docker.peeks()).isEqualTo(3);
         assertThat(docker.inspects(plain.id()) + docker.inspects(readOnly.id()) + docker.inspects(gpu.id())).isZero();

@@ -130,13 +130,39 @@ class RepairQueueTest {
         assertThat(start.pid()).isEqualTo(42);
     }
 
-    /** A start waits for its own create in flight: never two workers on one container. */
+    /**
+     * A start is taken at once beside its own create while that create is still reading (its
+     * description may queue behind a storm of others); the create then may not write, and the
+     * start holds the container alone once the create is done.
+     */
     @Test
-    void aStartWaitsForItsOwnCreateInFlight() throws Exception {
+    void aStartGoesBesideItsCreateStillReading() throws Exception {
         RepairQueue queue = new RepairQueue(10, Duration.ZERO, 2);
         queue.offer(new RepairQueue.Job(key("a"), T0, "create"));
         RepairQueue.Job create = queue.take();
-        assertThat(queue.busy()).isTrue();
+        queue.offer(new RepairQueue.Job(key("a"), T0.plusMillis(20), "start", 7));
+        RepairQueue.Job start = takeLater(queue).get(2, TimeUnit.SECONDS);
+        assertThat(start.isStart()).isTrue();
+        assertThat(start.pid()).isEqualTo(7);
+
+        assertThat(queue.claimWrite(create)).as("the start writes, not the create").isFalse();
+        queue.done(create);
+        assertThat(queue.busy()).as("the start still holds it").isTrue();
+        queue.offer(new RepairQueue.Job(key("a"), T0.plusMillis(40), "reconcile"));
+        CompletableFuture<RepairQueue.Job> next = takeLater(queue);
+        Thread.sleep(100);
+        assertThat(next).as("never two workers writing one container").isNotDone();
+        queue.done(start);
+        assertThat(next.get(2, TimeUnit.SECONDS).trigger()).isEqualTo("reconcile");
+    }
+
+    /** Once a create writes, its start waits for it: never two workers writing one container. */
+    @Test
+    void aStartWaitsForItsOwnCreateWriting() throws Exception {
+        RepairQueue queue = new RepairQueue(10, Duration.ZERO, 2);
+        queue.offer(new RepairQueue.Job(key("a"), T0, "create"));
+        RepairQueue.Job create = queue.take();
+        assertThat(queue.claimWrite(create)).isTrue();
         queue.offer(new RepairQueue.Job(key("a"), T0.plusMillis(20), "start", 7));
         CompletableFuture<RepairQueue.Job> start = takeLater(queue);
         Thread.sleep(100);
@@ -144,8 +170,24 @@ class RepairQueueTest {
         queue.done(create);
         RepairQueue.Job taken = start.get(2, TimeUnit.SECONDS);
         assertThat(taken.isStart()).isTrue();
-        assertThat(taken.pid()).isEqualTo(7);
         queue.done(taken);
+        assertThat(queue.busy()).isFalse();
+    }
+
+    /** Only one start beside a reading create; a second start of the same container waits for the first. */
+    @Test
+    void oneStartBesideACreateAtMost() throws Exception {
+        RepairQueue queue = new RepairQueue(10, Duration.ZERO, 2);
+        queue.offer(new RepairQueue.Job(key("a"), T0, "create"));
+        RepairQueue.Job create = queue.take();
+        queue.offer(new RepairQueue.Job(key("a"), T0.plusMillis(20), "start", 7));
+        RepairQueue.Job start = queue.take();
+        assertThat(queue.hold(key("a"), System.nanoTime() + 100_000_000L)).as("inside the runtime's start").isFalse();
+        queue.done(start);
+        assertThat(queue.hold(key("a"), System.nanoTime() + 100_000_000L)).as("beside the reading create again").isTrue();
+        assertThat(queue.claimWrite(create)).isFalse();
+        queue.done(create);
+        queue.release(key("a"));
         assertThat(queue.busy()).isFalse();
     }
 
