@@ -3,6 +3,8 @@ package io.driveralias.agent.bench;
 import io.driveralias.agent.testing.ContainerdHarness;
 import io.driveralias.agent.testing.ContainerdVersion;
 import io.driveralias.agent.testing.CpuHog;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,7 +17,8 @@ import java.util.Map;
  * ({@code eventsRelease}, containerd 1.6 by default: no NRI there) and through NRI
  * ({@code nriRelease}, 2.1). The packaged agent starts anew for each and serves {@code warmup}
  * pods one after another first, unmeasured. Each container's probe says whether its aliases were
- * there at its first instruction, or how long after it they came.
+ * there at its first instruction, or how long after it they came; the agent's log of each path is
+ * kept beside the report ({@code target/benchmark/bursts-*-agent.log}).
  */
 final class ContainerdBursts {
 
@@ -82,6 +85,9 @@ final class ContainerdBursts {
             Map<String, Workload.Probe> probes = workload.probes(started);
             double cpu = agent.cpuSeconds() - cpuFrom;
             String loadAfter = RepairBenchmark.loadAverage();
+            // What the agent said of each container (its late ones' causes), beside the report.
+            Path logs = Files.createDirectories(Path.of("target", "benchmark"));
+            Files.writeString(logs.resolve("bursts-" + name.replaceAll("[^A-Za-z0-9]+", "-") + "-agent.log"), agent.log());
             workload.remove(started);
             int present = (int) probes.values().stream().filter(Workload.Probe::presentAtStart).count();
             int missed = (int) probes.values().stream().filter(Workload.Probe::missed).count();
