@@ -67,6 +67,8 @@ final class AgentSubject implements Subject {
         cmd.addAll(List.of("-jar", AgentProcess.jar().toString(), "run", "--listen", "127.0.0.1:" + port));
         cmd.addAll(io.driveralias.agent.testing.TestImages.hostLibraryArguments());
         cmd.addAll(options);
+        // bench.agentArgs: more of the agent's own options for a look inside, e.g. --log-level debug.
+        cmd.addAll(java.util.Arrays.stream(System.getProperty("bench.agentArgs", "").split("\\s+")).filter(a -> !a.isEmpty()).toList());
         long launched = System.nanoTime();
         process = AgentProcess.start(cmd, port);
         HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofMillis(200)).build();
