@@ -35,10 +35,10 @@ class EventDecoderTest {
         assertThat(decodeAll(Fixtures.events(), "k8s.io")).containsExactly(
                 new Event(CRI_SANDBOX, Action.CREATED, "/containers/create", ""),
                 new Event(CRI_SANDBOX, Action.PROCESS_CREATED, "/tasks/create", "", 18814),
-                new Event(CRI_SANDBOX, Action.STARTED, "/tasks/start", ""),
+                new Event(CRI_SANDBOX, Action.STARTED, "/tasks/start", "", 18814),
                 new Event(CRI_CONTAINER, Action.CREATED, "/containers/create", ""),
                 new Event(CRI_CONTAINER, Action.PROCESS_CREATED, "/tasks/create", "", 18845),
-                new Event(CRI_CONTAINER, Action.STARTED, "/tasks/start", ""),
+                new Event(CRI_CONTAINER, Action.STARTED, "/tasks/start", "", 18845),
                 new Event(CRI_CONTAINER, Action.EXITED, "/tasks/exit", ""),
                 new Event(CRI_CONTAINER, Action.EXITED, "/tasks/delete", ""),
                 new Event(CRI_CONTAINER, Action.REMOVED, "/containers/delete", ""),
@@ -47,7 +47,7 @@ class EventDecoderTest {
                 new Event(CRI_SANDBOX, Action.REMOVED, "/containers/delete", ""),
                 new Event("ctr-one", Action.CREATED, "/containers/create", ""),
                 new Event("ctr-one", Action.PROCESS_CREATED, "/tasks/create", "", 18946),
-                new Event("ctr-one", Action.STARTED, "/tasks/start", ""),
+                new Event("ctr-one", Action.STARTED, "/tasks/start", "", 18946),
                 // the exec "probe" exited in between: not the container's own process
                 new Event("ctr-one", Action.EXITED, "/tasks/exit", ""),
                 new Event("ctr-one", Action.EXITED, "/tasks/delete", ""),
