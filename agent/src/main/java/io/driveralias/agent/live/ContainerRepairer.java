@@ -16,7 +16,9 @@ import io.driveralias.agent.repair.LocateRequest;
 import io.driveralias.agent.repair.Problem;
 import io.driveralias.agent.repair.RepairReport;
 import io.driveralias.agent.repair.RootRepairer;
+import io.driveralias.agent.core.LruMap;
 import java.time.Clock;
+import java.util.Collections;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
@@ -52,6 +54,12 @@ public final class ContainerRepairer {
     private final RuntimeFileSets runtimeFiles;
     private final SameStart sameStart;
     private final GoneContainers gone;
+    /**
+     * Containers whose create found nothing for their start to write: excluded (a pod's sandbox)
+     * or asking for no GPU, as their runtime's record says, which does not change. Their start is
+     * still examined and counted, but it is no longer urgent (see {@link #plainStart}). Bounded.
+     */
+    private final java.util.Set<String> plain = Collections.newSetFromMap(Collections.synchronizedMap(new LruMap<>(4096)));
 
     /** {@code seeder} null: no repair before start (one-shot commands). */
     public ContainerRepairer(ContainerRuntime runtime, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
@@ -182,6 +190,7 @@ public final class ContainerRepairer {
         if (info.running() || info.startedAt().isPresent()) {
             return false;
         }
+        rememberIfPlain(info);
         if (mayWrite.getAsBoolean()) {
             createWork.seedBeforeStart(info, receivedAt);
         }
@@ -190,7 +199,28 @@ public final class ContainerRepairer {
 
     /** See {@link CreateWork#seedWhileStarting}. */
     public boolean seedWhileStarting(String id, Instant receivedAt, BooleanSupplier mayWrite) {
-        return createWork.seedWhileStarting(id, receivedAt, mayWrite);
+        return createWork.seedWhileStarting(id, receivedAt, mayWrite, this::rememberIfPlain);
+    }
+
+    /**
+     * Whether this container's create found it excluded or asking for no GPU: its start then has
+     * nothing to write before the first instruction, and need not go ahead of other containers'
+     * creates. In a burst of pods each sandbox's two start events went first, ahead of the GPU
+     * containers' creates, whose early write then came after their start.
+     */
+    public boolean plainStart(String id) {
+        return plain.contains(id);
+    }
+
+    /** The container is removed. */
+    public void forget(String id) {
+        plain.remove(id);
+    }
+
+    private void rememberIfPlain(ContainerInfo info) {
+        if (scope.exclusion(info).isPresent() || withoutGpuRequest(info).isPresent()) {
+            plain.add(info.id());
+        }
     }
 
     /** Whether created containers are repaired before they start ({@code --before-start}). */

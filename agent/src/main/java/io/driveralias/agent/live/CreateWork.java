@@ -53,7 +53,8 @@ final class CreateWork {
      * the upper layer while it is not starting). Nothing is written unless {@code mayWrite} says
      * the create still may (its start was not taken meanwhile: that start then writes).
      */
-    boolean seedWhileStarting(String id, Instant receivedAt, java.util.function.BooleanSupplier mayWrite) {
+    boolean seedWhileStarting(String id, Instant receivedAt, java.util.function.BooleanSupplier mayWrite,
+                              java.util.function.Consumer<ContainerInfo> described) {
         if (seeder == null) {
             return false;
         }
@@ -67,6 +68,7 @@ final class CreateWork {
             return false;
         }
         ContainerInfo info = peeked.get();
+        described.accept(info);
         if (info.readOnlyRootfs() || scope.exclusion(info).isPresent() || !mayWrite.getAsBoolean()) {
             return true;
         }

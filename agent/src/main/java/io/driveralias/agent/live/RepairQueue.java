@@ -53,6 +53,12 @@ final class RepairQueue {
     private record Entry(Job job, long eligibleNanos) {
     }
 
+    /**
+     * The trigger of a start whose create found nothing to write (excluded, no GPU asked): only to
+     * be counted, so served as other work is, not ahead of it.
+     */
+    static final String PLAIN_START = "plain-start";
+
     /** What became of an offered job. */
     enum Offer { QUEUED, MERGED, FULL, CLOSED }
 

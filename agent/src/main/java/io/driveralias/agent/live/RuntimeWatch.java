@@ -94,12 +94,16 @@ final class RuntimeWatch implements ContainerEvents.Listener {
             }
             case PROCESS_CREATED, STARTED -> {
                 if (!nriPlain.leftToNri(key)) {
-                    offer(event.containerId(), "start", event.pid());
+                    // A start with nothing to write (its create found it excluded or asking for no GPU)
+                    // waits behind other containers' creates; it is only to be counted.
+                    offer(event.containerId(), watched.repairer().plainStart(event.containerId()) ? RepairQueue.PLAIN_START : "start",
+                            event.pid());
                 }
             }
             case EXITED -> metrics.resolved(event.containerId());
             case REMOVED -> {
                 nriPlain.forget(key);
+                watched.repairer().forget(event.containerId());
                 metrics.resolved(event.containerId());
             }
         }

@@ -202,6 +202,13 @@ class ContainerRepairerTest {
         assertThat(docker.inspects(plain.id()) + docker.inspects(readOnly.id()) + docker.inspects(gpu.id())).isZero();
         assertThat(upperAlias(readOnly)).doesNotExist();
         assertThat(upperAlias(gpu)).isSymbolicLink();
+        // Only the one asking for no GPU has a start with nothing to write: not urgent.
+        assertThat(seeding.plainStart(plain.id())).isTrue();
+        assertThat(seeding.plainStart(gpu.id())).isFalse();
+        assertThat(seeding.plainStart(readOnly.id())).as("a GPU container, though read-only: its start is examined as usual")
+                .isFalse();
+        seeding.forget(plain.id());
+        assertThat(seeding.plainStart(plain.id())).isFalse();
     }
 
     @Test

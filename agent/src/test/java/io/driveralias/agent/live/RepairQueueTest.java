@@ -209,6 +209,20 @@ class RepairQueueTest {
         assertThat(order).containsExactly("storm-4", "storm-3", "storm-2", "storm-1", "storm-0", "r1", "r2");
     }
 
+    /** A start with nothing to write (a sandbox's) waits behind creates, as other work does: it is only counted. */
+    @Test
+    void aPlainStartGoesBehindCreates() throws Exception {
+        RepairQueue queue = new RepairQueue(10, Duration.ZERO, 1);
+        queue.offer(new RepairQueue.Job(key("sandbox"), T0, RepairQueue.PLAIN_START, 5));
+        queue.offer(new RepairQueue.Job(key("gpu"), T0.plusMillis(1), "create"));
+        RepairQueue.Job first = queue.take();
+        assertThat(first.key()).isEqualTo(key("gpu"));
+        queue.done(first);
+        RepairQueue.Job second = queue.take();
+        assertThat(second.trigger()).isEqualTo(RepairQueue.PLAIN_START);
+        assertThat(second.pid()).isEqualTo(5);
+    }
+
     /** A worker's take, waiting on another thread. */
     private static CompletableFuture<RepairQueue.Job> takeLater(RepairQueue queue) {
         return CompletableFuture.supplyAsync(() -> {
