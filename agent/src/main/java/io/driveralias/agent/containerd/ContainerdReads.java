@@ -67,6 +67,10 @@ final class ContainerdReads {
      */
     Optional<String> criHandler(ContainerRecord container, boolean starting) throws ContainerRuntimeException {
         if (container.cri() == ContainerRecord.CriKind.SANDBOX) {
+            // Kept for its pod's containers, whose creates follow: no second read of this record for them.
+            synchronized (handlers) {
+                handlers.put(container.id(), container.sandboxHandler());
+            }
             return container.sandboxHandler();
         }
         String sandboxId = container.spec().annotations().get(ContainerInfoMapper.CRI_SANDBOX_ID);
@@ -106,8 +110,14 @@ final class ContainerdReads {
         return Optional.of(task);
     }
 
-    /** The spec, or an empty one (no GPU request: nothing is written) where it is not what it should be. */
+    /**
+     * The container's layers; none for a pod's sandbox, which the agent never writes (in a burst
+     * of pods, one round trip less per pod while GPU containers' creates wait).
+     */
     List<Mount> snapshot(ContainerRecord container) throws ContainerRuntimeException {
+        if (container.cri() == ContainerRecord.CriKind.SANDBOX) {
+            return List.of();
+        }
         return snapshot(container.snapshotter(), container.snapshotKey());
     }
 
