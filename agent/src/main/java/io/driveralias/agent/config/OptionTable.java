@@ -43,7 +43,7 @@ final class OptionTable {
             new Option("host-proc", "/proc", false, false, "where the host's processes are visible"),
             new Option("root", null, false, false, "check or repair an unpacked root filesystem instead of containers"),
             new Option("resolver", "auto", false, false, "auto|walk: force the pre-openat2 path walk (tests)"),
-            new Option("workers", "4", false, false, "repair workers"),
+            new Option("workers", "8", false, false, "repair workers"),
             new Option("shutdown-grace", "10s", false, false, "how long SIGTERM waits for repairs in flight"),
             new Option("docker-api-version", null, false, false,
                     "Docker API version to use, e.g. 1.24 (default: negotiate with the daemon)"),
