@@ -138,9 +138,7 @@ class RepairQueueTest {
     @Test
     void aStartGoesBesideItsCreateStillReading() throws Exception {
         RepairQueue queue = new RepairQueue(10, Duration.ZERO, 2);
-        queue.offer(new RepairQueue.Job(key("a"), T0, "create"));
-        RepairQueue.Job create = queue.take();
-        queue.offer(new RepairQueue.Job(key("a"), T0.plusMillis(20), "start", 7));
+        RepairQueue.Job create = createTakenThenStartOffered(queue);
         RepairQueue.Job start = takeLater(queue).get(2, TimeUnit.SECONDS);
         assertThat(start.isStart()).isTrue();
         assertThat(start.pid()).isEqualTo(7);
@@ -178,9 +176,7 @@ class RepairQueueTest {
     @Test
     void oneStartBesideACreateAtMost() throws Exception {
         RepairQueue queue = new RepairQueue(10, Duration.ZERO, 2);
-        queue.offer(new RepairQueue.Job(key("a"), T0, "create"));
-        RepairQueue.Job create = queue.take();
-        queue.offer(new RepairQueue.Job(key("a"), T0.plusMillis(20), "start", 7));
+        RepairQueue.Job create = createTakenThenStartOffered(queue);
         RepairQueue.Job start = queue.take();
         assertThat(queue.hold(key("a"), System.nanoTime() + 100_000_000L)).as("inside the runtime's start").isFalse();
         queue.done(start);
@@ -221,6 +217,14 @@ class RepairQueueTest {
         RepairQueue.Job second = queue.take();
         assertThat(second.trigger()).isEqualTo(RepairQueue.PLAIN_START);
         assertThat(second.pid()).isEqualTo(5);
+    }
+
+    /** Container "a"'s create taken by a worker (still reading), then its start offered with its process, 7. */
+    private static RepairQueue.Job createTakenThenStartOffered(RepairQueue queue) throws InterruptedException {
+        queue.offer(new RepairQueue.Job(key("a"), T0, "create"));
+        RepairQueue.Job create = queue.take();
+        queue.offer(new RepairQueue.Job(key("a"), T0.plusMillis(20), "start", 7));
+        return create;
     }
 
     /** A worker's take, waiting on another thread. */
