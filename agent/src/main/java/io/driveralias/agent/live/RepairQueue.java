@@ -2,7 +2,6 @@ package io.driveralias.agent.live;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.locks.Condition;
@@ -62,17 +61,12 @@ final class RepairQueue {
     /** What became of an offered job. */
     enum Offer { QUEUED, MERGED, FULL, CLOSED }
 
-    /** What holds a container: a start, a create still reading (a start may go beside it), or anything writing. */
-    private enum Holder { START, CREATE_READING, WRITING }
-
     private final int capacity;
     private final long createDelayNanos;
     private final int otherLimit;
     private final Map<Key, Entry> pending = new LinkedHashMap<>();
     /** The containers workers hold, and how. */
-    private final Map<Key, Holder> inFlight = new HashMap<>();
-    /** Containers whose start was taken while their create was still reading. */
-    private final java.util.Set<Key> startsBeside = new java.util.HashSet<>();
+    private final ContainerHolds holds = new ContainerHolds();
     /** Workers on anything but a start. */
     private int othersInFlight;
     private final ReentrantLock lock = new ReentrantLock();
@@ -132,8 +126,9 @@ final class RepairQueue {
 
     /**
      * The oldest eligible job for a started container, else (while fewer than {@code otherLimit}
-     * workers are on other work) the oldest eligible job, skipping containers a worker holds;
-     * blocks until there is one; null once closed.
+     * workers are on other work) the oldest eligible job, skipping containers held (but for a
+     * start beside its create still reading: {@link ContainerHolds}); blocks until there is one;
+     * null once closed.
      */
     Job take() throws InterruptedException {
         lock.lock();
@@ -148,7 +143,8 @@ final class RepairQueue {
                 boolean othersAllowed = othersInFlight < otherLimit;
                 Entry newestCreate = null;
                 for (Entry e : pending.values()) {
-                    if (held(e.job().key()) && !(e.job().isStart() && mayGoBeside(e.job().key()))) {
+                    Key key = e.job().key();
+                    if (e.job().isStart() ? !holds.startMayHold(key) : holds.held(key)) {
                         continue;
                     }
                     if (e.eligibleNanos() > now) {
@@ -177,9 +173,9 @@ final class RepairQueue {
                     Job job = chosen.job();
                     pending.remove(job.key());
                     if (job.isStart()) {
-                        hold(job.key());
+                        holds.holdStart(job.key());
                     } else {
-                        inFlight.put(job.key(), job.trigger().equals("create") ? Holder.CREATE_READING : Holder.WRITING);
+                        holds.holdOther(job.key(), job.trigger().equals("create"));
                         othersInFlight++;
                     }
                     return job;
@@ -200,14 +196,10 @@ final class RepairQueue {
         lock.lock();
         try {
             if (job.isStart()) {
-                unhold(job.key());
+                holds.releaseStart(job.key());
             } else {
                 othersInFlight--;
-                // A start taken beside this create holds the container on its own now.
-                inFlight.remove(job.key());
-                if (startsBeside.remove(job.key())) {
-                    inFlight.put(job.key(), Holder.START);
-                }
+                holds.releaseOther(job.key());
             }
             changed.signalAll();
         } finally {
@@ -222,36 +214,9 @@ final class RepairQueue {
     boolean claimWrite(Job create) {
         lock.lock();
         try {
-            if (startsBeside.contains(create.key())) {
-                return false;
-            }
-            inFlight.put(create.key(), Holder.WRITING);
-            return true;
+            return holds.claimWrite(create.key());
         } finally {
             lock.unlock();
-        }
-    }
-
-    private boolean held(Key key) {
-        return inFlight.containsKey(key);
-    }
-
-    /** Whether a start may be taken for a held container: its create is only reading, and no other start is beside it. */
-    private boolean mayGoBeside(Key key) {
-        return inFlight.get(key) == Holder.CREATE_READING && !startsBeside.contains(key);
-    }
-
-    private void hold(Key key) {
-        if (held(key)) {
-            startsBeside.add(key);
-        } else {
-            inFlight.put(key, Holder.START);
-        }
-    }
-
-    private void unhold(Key key) {
-        if (!startsBeside.remove(key)) {
-            inFlight.remove(key);
         }
     }
 
@@ -264,14 +229,14 @@ final class RepairQueue {
     boolean hold(Key key, long deadlineNanos) throws InterruptedException {
         lock.lock();
         try {
-            while (held(key) && !mayGoBeside(key)) {
+            while (!holds.startMayHold(key)) {
                 long left = deadlineNanos - System.nanoTime();
                 if (left <= 0 || closed) {
                     return false;
                 }
                 changed.awaitNanos(left);
             }
-            hold(key);
+            holds.holdStart(key);
             return true;
         } finally {
             lock.unlock();
@@ -282,7 +247,7 @@ final class RepairQueue {
     void release(Key key) {
         lock.lock();
         try {
-            unhold(key);
+            holds.releaseStart(key);
             changed.signalAll();
         } finally {
             lock.unlock();
@@ -293,7 +258,7 @@ final class RepairQueue {
     boolean busy() {
         lock.lock();
         try {
-            return !inFlight.isEmpty();
+            return holds.any();
         } finally {
             lock.unlock();
         }
