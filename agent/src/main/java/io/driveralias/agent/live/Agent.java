@@ -18,6 +18,7 @@ import java.util.Optional;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -174,7 +175,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
         if (job.trigger().equals("create")) {
             // Read beside its start, if that comes meanwhile; written only while the start was not
             // taken (RepairQueue#claimWrite), else the start does all the writing, without waiting.
-            java.util.function.BooleanSupplier mayWrite = () -> queue.claimWrite(job);
+            BooleanSupplier mayWrite = () -> queue.claimWrite(job);
             if (!repairer.seedsBeforeStart() || repairer.seedWhileStarting(id, job.receivedAt(), mayWrite)
                     || repairer.seedCreated(id, job.receivedAt(), mayWrite) || !mayWrite.getAsBoolean()) {
                 // Nothing to report before the start; its start job verifies. Without repair before
@@ -191,7 +192,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
      * before it ended (NRI's deadline): a late repair then says so.
      */
     private void examineAndReport(RepairQueue.Key jobKey, String trigger, Instant receivedAt, int pid,
-                                  java.util.function.BooleanSupplier answeredEarly) {
+                                  BooleanSupplier answeredEarly) {
         RuntimeWatch watch = runtimes.get(jobKey.runtime());
         ContainerRepairer repairer = watch.watched.repairer();
         String id = jobKey.containerId();
@@ -234,7 +235,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
      * could not be held in time: a start job is queued instead, and the runtime goes on meanwhile.
      */
     boolean examineInRuntimeStart(String runtime, String id, int pid, Instant receivedAt, long deadlineNanos,
-                                  java.util.function.BooleanSupplier answered) {
+                                  BooleanSupplier answered) {
         RepairQueue.Key key = new RepairQueue.Key(runtime, id);
         try {
             if (!queue.hold(key, deadlineNanos)) {

@@ -1,12 +1,13 @@
 package io.driveralias.agent.live;
 
+import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.ContainerScope;
 import io.driveralias.agent.core.FailureReason;
-import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.FileNames;
 import io.driveralias.agent.core.LateRepairCause;
+import io.driveralias.agent.core.LruMap;
 import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.logging.Mdc;
@@ -16,10 +17,9 @@ import io.driveralias.agent.repair.LocateRequest;
 import io.driveralias.agent.repair.Problem;
 import io.driveralias.agent.repair.RepairReport;
 import io.driveralias.agent.repair.RootRepairer;
-import io.driveralias.agent.core.LruMap;
 import java.time.Clock;
-import java.util.Collections;
 import java.time.Instant;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;

@@ -13,6 +13,8 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
+import java.util.function.Consumer;
 
 /**
  * A created container's repair before its start ({@link CreateTimeSeeder}), and what it left for
@@ -53,8 +55,8 @@ final class CreateWork {
      * the upper layer while it is not starting). Nothing is written unless {@code mayWrite} says
      * the create still may (its start was not taken meanwhile: that start then writes).
      */
-    boolean seedWhileStarting(String id, Instant receivedAt, java.util.function.BooleanSupplier mayWrite,
-                              java.util.function.Consumer<ContainerInfo> described) {
+    boolean seedWhileStarting(String id, Instant receivedAt, BooleanSupplier mayWrite,
+                              Consumer<ContainerInfo> described) {
         if (seeder == null) {
             return false;
         }
