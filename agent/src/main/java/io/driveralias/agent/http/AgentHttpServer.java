@@ -18,6 +18,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import javax.net.ssl.SSLSocket;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -96,6 +97,7 @@ public final class AgentHttpServer implements AutoCloseable {
     private final ConnectionRate connectionRate = new ConnectionRate();
     private final Responder responder;
     private final Set<Socket> open = ConcurrentHashMap.newKeySet();
+    private final AtomicLong accepted = new AtomicLong();
     /** Connection threads alive: the held slots and the evicted ones still ending, half as many again. */
     private final Semaphore threads;
     /** Threads past that bound, for addresses that hold fewer than {@link #FEW} connections. */
@@ -161,6 +163,11 @@ public final class AgentHttpServer implements AutoCloseable {
         return open.size();
     }
 
+    /** Connections taken from the kernel's queue since the start, closed at once or served (for tests). */
+    long acceptedConnections() {
+        return accepted.get();
+    }
+
     /** Connections holding one of {@link Limits#maxConnections} slots now. */
     int heldSlots() {
         return slots.held();
@@ -180,6 +187,7 @@ public final class AgentHttpServer implements AutoCloseable {
             Socket socket;
             try {
                 socket = listener.accept();
+                accepted.incrementAndGet();
             } catch (IOException e) {
                 if (!listener.isClosed()) {
                     log.warn("accept failed: {}", e.toString());
