@@ -192,6 +192,11 @@ final class RuntimeWatch implements ContainerEvents.Listener {
         int refused = 0;
         for (String id : toExamine) {
             RepairQueue.Key key = new RepairQueue.Key(name(), id);
+            if (nriPlain.leftToNri(key)) {
+                // NRI's: counted at its StartContainer, which may be in progress (its task listed, its process
+                // there); a reconcile that examined it then counted it a second time.
+                continue;
+            }
             Reported r = history.get(key);
             if (full || r == null || r.outcome() == ContainerOutcome.FAILED) {
                 switch (queue.offer(new RepairQueue.Job(key, now, "reconcile"))) {

@@ -101,6 +101,26 @@ class NriPlainTest {
     }
 
     @Test
+    void aReconcileBetweenItsTaskAndItsStartLeavesItToNri() throws Exception {
+        // Seen under load in ContainerdNriIT: a resync listed the plain container while NRI held its
+        // start (its task created, its process there), described it and counted it; NRI's start counted it again.
+        ContainerInfo c = plainContainer();
+        nri.createContainer(POD, nriContainer(c.id(), 0, List.of()));
+        containerd.emit(c.id(), "create", "");
+        containerd.emit(c.id(), "task-create", "");
+
+        agent.reconcile(false);
+        Thread.sleep(300);
+        assertThat(nri.wantsStart(POD, nriContainer(c.id(), 4242, List.of()))).isFalse();
+
+        await("counted", WAIT, () -> metrics.examined().size() == 1);
+        agent.reconcile(false);
+        Thread.sleep(300);
+        assertThat(metrics.examined()).as("counted once, by NRI").containsExactly(ContainerOutcome.NO_DRIVER);
+        assertThat(containerd.inspects(c.id())).as("never described").isZero();
+    }
+
+    @Test
     void aContainerShowingAGpuAskAtItsCreateIsTheEventPathsAsOnAnyNode() throws Exception {
         ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), Instant.now());
         containerd.put(c);
