@@ -102,10 +102,17 @@ public final class PortFlood implements AutoCloseable {
      * 127.0.0.1, in a JVM of its own (this one's class path); returns once they are under way.
      */
     public static Launched launch(int port, Kind kind, int addresses, int perAddress) throws IOException {
+        return launch(port, kind, addresses, perAddress, pid -> { });
+    }
+
+    /** As above; {@code started} gets the flood's pid before it floods (to place it in a cgroup of its own). */
+    public static Launched launch(int port, Kind kind, int addresses, int perAddress, java.util.function.LongConsumer started)
+            throws IOException {
         List<String> command = List.of("nice", "-n", "10", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-XX:+UseSerialGC", "-Xmx256m", "-cp", System.getProperty("java.class.path"), PortFlood.class.getName(),
                 String.valueOf(port), kind.name(), String.valueOf(addresses), String.valueOf(perAddress));
         Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
+        started.accept(process.pid());
         Launched launched = new Launched(process);
         byte[] ready = process.getInputStream().readNBytes(STARTED.length() + 1);
         if (!new String(ready, StandardCharsets.UTF_8).startsWith(STARTED)) {

@@ -10,6 +10,7 @@ import io.driveralias.agent.http.PortProbes;
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DockerHarness;
 import io.driveralias.agent.testing.DockerRelease;
+import io.driveralias.agent.testing.PodCgroup;
 import io.driveralias.agent.testing.ShippedJvm;
 import io.driveralias.agent.testing.TestCertificates;
 import io.driveralias.agent.testing.TestImages;
@@ -36,7 +37,11 @@ import org.junit.jupiter.api.io.TempDir;
  * (once a second each, its shortest period) are answered, 30 of 30 each within a second,
  * Prometheus' 12 scrapes succeed, a login the agent has not seen before gets in, and GPU
  * containers started during the flood have their aliases at their first instruction, every one
- * of them. The agent's CPU during the flood is reported.
+ * of them. The agent's CPU during the flood is reported. The agent and the flood each run in a
+ * CPU cgroup of their own ({@link PodCgroup}), as the agent's pod and the attacker's do: the port
+ * serves at nice 10, which weighs only within the agent's cgroup, so without them whatever else
+ * loads the test machine at nice 0 (two busy loops: probes up to 1.6 s) outweighs the port as no
+ * other pod can.
  * The dockerd is Docker 28.5 with its containerd, where the agent dates a container's process
  * and writes before its first instruction (docs/platforms.md); on Docker 20.10 without it about
  * 1 in 70 {@code docker run}s beat the agent with no flood at all (DockerReleasesIT), and one of
@@ -61,6 +66,8 @@ class AuthFloodIT {
     static TestCertificates certs;
     static String users;
     private AgentProcess agent;
+    /** The agent's pod, as the DaemonSet's: its port's nice weighs only against its own threads there. */
+    private PodCgroup agentPod;
 
     @BeforeAll
     static void setUp() {
@@ -86,6 +93,9 @@ class AuthFloodIT {
     void stopAgent() {
         if (agent != null) {
             agent.close();
+        }
+        if (agentPod != null) {
+            agentPod.close();
         }
     }
 
@@ -113,7 +123,15 @@ class AuthFloodIT {
         assertThat(new PortProbes(agent.port(), tls).get(PROMETHEUS, "/metrics", prometheus, 10_000).status())
                 .as("Prometheus logs in before the flood").isEqualTo(200);
         List<String> gpu = Collections.synchronizedList(new ArrayList<>());
-        PortFlood.Launched flood = PortFlood.launch(agent.port(), kind, ADDRESSES, PER_ADDRESS);
+        // The attacker is a pod of its own too.
+        PodCgroup attackerPod = PodCgroup.create("daa-auth-flood-attacker-" + agent.pid());
+        PortFlood.Launched flood;
+        try {
+            flood = PortFlood.launch(agent.port(), kind, ADDRESSES, PER_ADDRESS, attackerPod::add);
+        } catch (IOException | RuntimeException e) {
+            attackerPod.close();
+            throw e;
+        }
         long cpuBefore = cpuTicks(agent.pid());
         long floodStart = System.nanoTime();
         Thread starter;
@@ -143,6 +161,8 @@ class AuthFloodIT {
             // Prometheus' scrape timeout: a login the agent has not seen gets its bcrypt turn in time.
             newLogin = new PortProbes(agent.port(), tls).get("127.0.0.201", "/metrics", TestCertificates.basic("grafana", "gr4fana"), 10_000);
             starter.join(120_000);
+        } finally {
+            attackerPod.close();
         }
         double cpu = Math.max(0, cpuTicks(agent.pid()) - cpuBefore) * 10.0 / ((System.nanoTime() - floodStart) / 1e6) * 100;
         List<String> missing = new ArrayList<>();
@@ -155,10 +175,11 @@ class AuthFloodIT {
             }
         }
         System.out.printf("the packaged agent (shipped JVM options), %s flood, %d addresses x %d connections, how they ended: %s%n"
-                + "  the agent's CPU meanwhile: %.0f %% of a core; load average %s%n"
+                + "  the agent's CPU meanwhile: %.0f %% of a core; load average %s; the agent and the flood each in a CPU cgroup"
+                + " of its own, as pods are (%s, %s)%n"
                 + "  %s%n  %s%n  %s%n  a new login during the flood: %d in %.1f ms%n"
                 + "  GPU containers started during the flood: %d of %d with their aliases at the first instruction%n",
-                kind, ADDRESSES, PER_ADDRESS, flood.outcomes(), cpu, Files.readString(Path.of("/proc/loadavg")).trim(),
+                kind, ADDRESSES, PER_ADDRESS, flood.outcomes(), cpu, Files.readString(Path.of("/proc/loadavg")).trim(), agentPod, attackerPod,
                 clients.summary("/healthz"), clients.summary("/readyz"), clients.summary("/metrics"), newLogin.status(),
                 newLogin.millis(), gpu.size() - missing.size(),
                 gpu.size());
@@ -203,6 +224,7 @@ class AuthFloodIT {
                 "--docker-host", docker.host(), "--kubernetes", "off", "--ldconfig", "off", "--web-config-file", config.toString()));
         cmd.addAll(TestImages.hostLibraryArguments());
         agent = AgentProcess.start(cmd, port);
+        agentPod = PodCgroup.create("daa-auth-flood-agent-" + agent.pid()).add(agent.pid());
         agent.awaitLog("first reconcile", Duration.ofSeconds(60));
     }
 }

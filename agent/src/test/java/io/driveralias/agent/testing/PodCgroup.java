@@ -1,0 +1,97 @@
+package io.driveralias.agent.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * A CPU cgroup of its own for a process, as the kubelet gives each pod. The agent's threads rely
+ * on it: its port serves at nice 10 so that the repairs come first, and nice weighs only within
+ * a cgroup. On a test machine whose processes all share one cgroup, a busy loop at nice 0 beside
+ * the test outweighs the port ten to one, which no node running the agent as a pod has; the tests
+ * that measure the port under load put the agent, and the pod attacking it, each in one of these.
+ * cgroup v1 (a {@code cpu} hierarchy) or v2 (the {@code cpu} controller enabled at the root); as
+ * root only. Default shares (1024, weight 100), no limit.
+ */
+public final class PodCgroup implements AutoCloseable {
+
+    private final Path dir;
+    private final Path root;
+
+    private PodCgroup(Path root, Path dir) {
+        this.root = root;
+        this.dir = dir;
+    }
+
+    /** A new cgroup {@code name} under the CPU controller's root, or why there is none. */
+    public static PodCgroup create(String name) {
+        Path v1 = Path.of("/sys/fs/cgroup/cpu");
+        Path v2 = Path.of("/sys/fs/cgroup");
+        Path root;
+        if (Files.exists(v1.resolve("cpu.shares"))) {
+            root = v1;
+        } else if (controllersInclude(v2.resolve("cgroup.subtree_control"), "cpu")) {
+            root = v2;
+        } else {
+            throw new IllegalStateException("no CPU cgroup controller at " + v1 + " or enabled at " + v2
+                    + ": the port's nice can only be measured as a pod has it with one");
+        }
+        Path dir = root.resolve(name);
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot make the cgroup " + dir + " (the tests run as root)", e);
+        }
+        return new PodCgroup(root, dir);
+    }
+
+    private static boolean controllersInclude(Path file, String controller) {
+        try {
+            return Files.exists(file) && List.of(Files.readString(file).trim().split("\\s+")).contains(controller);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /** Moves the process, every thread of it, into this cgroup; its children follow it. */
+    public PodCgroup add(long pid) {
+        try {
+            Files.writeString(dir.resolve("cgroup.procs"), Long.toString(pid));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot move " + pid + " into " + dir, e);
+        }
+        return this;
+    }
+
+    public Path path() {
+        return dir;
+    }
+
+    /** Moves whatever still runs here back to the root, and removes the cgroup. */
+    @Override
+    public void close() {
+        try {
+            if (Files.exists(dir.resolve("cgroup.procs"))) {
+                for (String pid : Files.readString(dir.resolve("cgroup.procs")).split("\\s+")) {
+                    if (!pid.isEmpty()) {
+                        try {
+                            Files.writeString(root.resolve("cgroup.procs"), pid);
+                        } catch (IOException gone) {
+                            // exited meanwhile
+                        }
+                    }
+                }
+            }
+            Files.deleteIfExists(dir);
+        } catch (IOException e) {
+            System.err.println("cgroup " + dir + " left behind: " + e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return dir.toString();
+    }
+}
