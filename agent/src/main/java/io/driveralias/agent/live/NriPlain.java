@@ -12,11 +12,12 @@ import java.util.function.Supplier;
 
 /**
  * Containers the runtime's NRI announced at their CreateContainer as asking for no GPU, which its
- * StartContainer answers at once: the event path leaves them alone (no description at their create
- * nor at their task's). Without this, on an NRI node every ordinary pod's container was described
- * twice through containerd's API for nothing (about 10 ms of the agent's CPU each, beside the
- * pod's own start). NRI calls CreateContainer before containerd stores the container, so the
- * announcement comes before its create event; a container announced late is only described as before.
+ * StartContainer answers at once: the event path leaves them alone (no description at their
+ * create, at their task's, nor at a reconcile, which could list one while NRI holds its start).
+ * Without this, on an NRI node every ordinary pod's container was described twice through
+ * containerd's API for nothing (about 10 ms of the agent's CPU each, beside the pod's own start).
+ * NRI calls CreateContainer before containerd stores the container, so the announcement comes
+ * before its create event; a container announced late is only described as before.
  *
  * <p>While NRI is down nothing is announced and what was is forgotten: the event path serves every
  * container, and a container announced but never started through NRI (the connection lost between)
