@@ -69,24 +69,40 @@ public final class PodCgroup implements AutoCloseable {
         return dir;
     }
 
-    /** Moves whatever still runs here back to the root, and removes the cgroup. */
+    /**
+     * Moves whatever still runs here back to the root, and removes the cgroup: a process that was
+     * just killed may still be exiting (the cgroup is busy until it is gone), so for up to 5 s.
+     */
     @Override
     public void close() {
-        try {
-            if (Files.exists(dir.resolve("cgroup.procs"))) {
-                for (String pid : Files.readString(dir.resolve("cgroup.procs")).split("\\s+")) {
-                    if (!pid.isEmpty()) {
-                        try {
-                            Files.writeString(root.resolve("cgroup.procs"), pid);
-                        } catch (IOException gone) {
-                            // exited meanwhile
+        long deadline = System.nanoTime() + 5_000_000_000L;
+        while (true) {
+            try {
+                if (Files.exists(dir.resolve("cgroup.procs"))) {
+                    for (String pid : Files.readString(dir.resolve("cgroup.procs")).split("\\s+")) {
+                        if (!pid.isEmpty()) {
+                            try {
+                                Files.writeString(root.resolve("cgroup.procs"), pid);
+                            } catch (IOException gone) {
+                                // exited meanwhile
+                            }
                         }
                     }
                 }
+                Files.deleteIfExists(dir);
+                return;
+            } catch (IOException e) {
+                if (System.nanoTime() > deadline) {
+                    System.err.println("cgroup " + dir + " left behind: " + e);
+                    return;
+                }
             }
-            Files.deleteIfExists(dir);
-        } catch (IOException e) {
-            System.err.println("cgroup " + dir + " left behind: " + e);
+            try {
+                Thread.sleep(50);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
         }
     }
 
