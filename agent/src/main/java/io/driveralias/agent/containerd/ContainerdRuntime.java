@@ -144,10 +144,7 @@ public final class ContainerdRuntime implements ContainerRuntime {
         Optional<Instant> started = task.filter(ContainerInfoMapper::processExists).flatMap(t -> startTimes.of(t.getPid()));
         ContainerInfo info = ContainerInfoMapper.map(container, task, started, reads.snapshot(container),
                 reads.criHandler(container, false), mapping);
-        long took = System.nanoTime() - begun;
-        if (took > SLOW_DESCRIPTION && LOG.isDebugEnabled()) {
-            LOG.debug("container {}: described in {} ms (its record {} ms)", id, took / 1_000_000, (recorded - begun) / 1_000_000);
-        }
+        logIfSlow(id, "described", begun, recorded);
         described.put(id, info.toBuilder().running(false).pid(0).startedAt(Optional.empty()).build());
         return info;
     }
@@ -185,16 +182,20 @@ public final class ContainerdRuntime implements ContainerRuntime {
             known = ContainerInfoMapper.map(container, Optional.empty(), Optional.empty(), reads.snapshot(container),
                     reads.criHandler(container, true), mapping);
             described.put(id, known);
-            long took = System.nanoTime() - begun;
-            if (took > SLOW_DESCRIPTION && LOG.isDebugEnabled()) {
-                // Under a storm of large creates a GPU container's start was seen to take 360 ms here or in its write.
-                LOG.debug("container {}: described at its start in {} ms (its record {} ms)", id, took / 1_000_000,
-                        (recorded - begun) / 1_000_000);
-            }
+            // Under a storm of large creates a GPU container's start was seen to take 360 ms here or in its write.
+            logIfSlow(id, "described at its start", begun, recorded);
         }
         ContainerInfo base = known;
         return startTimes.of(pid).map(started -> base.toBuilder().running(true).pid(pid).startedAt(Optional.of(started))
                 .build());
+    }
+
+    /** At debug level, a description over {@link #SLOW_DESCRIPTION}, and how much of it was the record. */
+    private static void logIfSlow(String id, String what, long begun, long recorded) {
+        long took = System.nanoTime() - begun;
+        if (took > SLOW_DESCRIPTION && LOG.isDebugEnabled()) {
+            LOG.debug("container {}: {} in {} ms (its record {} ms)", id, what, took / 1_000_000, (recorded - begun) / 1_000_000);
+        }
     }
 
     /**

@@ -24,6 +24,7 @@ import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongConsumer;
 import javax.net.ssl.SSLContext;
 import javax.net.ssl.SSLEngine;
 import javax.net.ssl.SSLException;
@@ -106,7 +107,7 @@ public final class PortFlood implements AutoCloseable {
     }
 
     /** As above; {@code started} gets the flood's pid before it floods (to place it in a cgroup of its own). */
-    public static Launched launch(int port, Kind kind, int addresses, int perAddress, java.util.function.LongConsumer started)
+    public static Launched launch(int port, Kind kind, int addresses, int perAddress, LongConsumer started)
             throws IOException {
         List<String> command = List.of("nice", "-n", "10", Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "-XX:+UseSerialGC", "-Xmx256m", "-cp", System.getProperty("java.class.path"), PortFlood.class.getName(),

@@ -40,7 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
  * of them. The agent's CPU during the flood is reported. The agent and the flood each run in a
  * CPU cgroup of their own ({@link PodCgroup}), as the agent's pod and the attacker's do: the port
  * serves at nice 10, which weighs only within the agent's cgroup, so without them whatever else
- * loads the test machine at nice 0 (two busy loops: probes up to 1.6 s) outweighs the port as no
+ * loads the test machine at nice 0 (six busy loops: probes up to 1.6 s) outweighs the port as no
  * other pod can.
  * The dockerd is Docker 28.5 with its containerd, where the agent dates a container's process
  * and writes before its first instruction (docs/platforms.md); on Docker 20.10 without it about

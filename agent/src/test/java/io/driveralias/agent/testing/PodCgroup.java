@@ -65,10 +65,6 @@ public final class PodCgroup implements AutoCloseable {
         return this;
     }
 
-    public Path path() {
-        return dir;
-    }
-
     /**
      * Moves whatever still runs here back to the root, and removes the cgroup: a process that was
      * just killed may still be exiting (the cgroup is busy until it is gone), so for up to 5 s.
