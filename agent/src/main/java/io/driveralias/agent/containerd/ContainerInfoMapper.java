@@ -56,6 +56,22 @@ final class ContainerInfoMapper {
     }
 
     /**
+     * A container at its start whose create was not described: its description without its
+     * layers, and where the task mounts its root. Its start writes through its process, never
+     * into its layers, so one round trip fewer in the milliseconds between {@code /tasks/create}
+     * and the first instruction (beside a storm of large creates on a loaded node, the snapshot's
+     * and the pod's handler's together took 40 to 110 ms after the record's).
+     */
+    static ContainerInfo mapStarting(ContainerRecord container, Optional<String> criHandler, Settings settings) {
+        return described(container, criHandler, settings)
+                .running(false)
+                .pid(0)
+                .startedAt(Optional.empty())
+                .overlay(mountedRoot(container, settings))
+                .build();
+    }
+
+    /**
      * What the record says, before any task: everything but the process and the overlay's
      * layers. Only what the CRI alone writes decides whether a container is a pod's sandbox and
      * which pod it belongs to: its own record of the container (an extension, which {@code ctr}
@@ -107,8 +123,21 @@ final class ContainerInfoMapper {
                 lower = option.substring("lowerdir=".length());
             }
         }
-        String bundle = settings.stateDir() + "/io.containerd.runtime.v2.task/" + settings.namespace() + "/" + container.id();
+        String bundle = bundle(container, settings);
         return Optional.of(new ContainerInfo.OverlayLayers(upper, lower, bundle + "/rootfs", bundle));
+    }
+
+    /** An overlayfs container's root as its task mounts it, its layers not read (empty); none for a sandbox, as above. */
+    static Optional<ContainerInfo.OverlayLayers> mountedRoot(ContainerRecord container, Settings settings) {
+        if (!container.snapshotter().equals("overlayfs") || container.cri() == ContainerRecord.CriKind.SANDBOX) {
+            return Optional.empty();
+        }
+        String bundle = bundle(container, settings);
+        return Optional.of(new ContainerInfo.OverlayLayers("", "", bundle + "/rootfs", bundle));
+    }
+
+    private static String bundle(ContainerRecord container, Settings settings) {
+        return settings.stateDir() + "/io.containerd.runtime.v2.task/" + settings.namespace() + "/" + container.id();
     }
 
     private static String user(OciSpec spec) {

@@ -175,12 +175,12 @@ public final class ContainerdRuntime implements ContainerRuntime {
         ContainerInfo known = described.get(id);
         if (known == null) {
             // Its create was not described yet (a storm of others ahead of it): its record now, ahead
-            // of them, and its process as the event named it; the caller checks the process is its.
+            // of them, without its layers, and its process as the event named it; the caller checks
+            // the process is its.
             long begun = System.nanoTime();
             ContainerRecord container = reads.record(id, true).orElseThrow(() -> new ContainerRuntimeException.NoSuchContainer(id));
             long recorded = System.nanoTime();
-            known = ContainerInfoMapper.map(container, Optional.empty(), Optional.empty(), reads.snapshot(container),
-                    reads.criHandler(container, true), mapping);
+            known = ContainerInfoMapper.mapStarting(container, reads.criHandler(container, true), mapping);
             described.put(id, known);
             // Under a storm of large creates a GPU container's start was seen to take 360 ms here or in its write.
             logIfSlow(id, "described at its start", begun, recorded);

@@ -223,6 +223,28 @@ class ContainerInfoMapperTest {
     }
 
     @Test
+    void aContainerDescribedAtItsStartHasWhereItsRootIsMountedButNotItsLayers() throws IOException {
+        ContainerRecord container = record(Fixtures.container("cri-container.bin"));
+        ContainerInfo atCreate = ContainerInfoMapper.map(container, Optional.empty(), Optional.empty(),
+                Fixtures.criContainerMounts(), Optional.empty(), SETTINGS);
+
+        ContainerInfo atStart = ContainerInfoMapper.mapStarting(container, Optional.empty(), SETTINGS);
+
+        assertThat(atStart.overlay()).hasValueSatisfying(layers -> {
+            assertThat(layers.upperDir()).isEmpty();
+            assertThat(layers.lowerDir()).isEmpty();
+            assertThat(layers.mergedDir()).isEqualTo(atCreate.overlay().orElseThrow().mergedDir());
+            assertThat(layers.taskDir()).isEqualTo(atCreate.overlay().orElseThrow().taskDir());
+        });
+        assertThat(atStart.toBuilder().overlay(atCreate.overlay()).build()).as("all else as at its create").isEqualTo(atCreate);
+        ContainerRecord sandbox = record(Fixtures.container("cri-sandbox.bin"));
+        assertThat(ContainerInfoMapper.mapStarting(sandbox, sandbox.sandboxHandler(), SETTINGS).overlay()).isEmpty();
+        ContainerRecord aNative = new ContainerRecord("c", Map.of(), "", "io.containerd.runc.v2", Optional.empty(), OciSpec.EMPTY,
+                "native", "c", ContainerRecord.CriKind.NONE, Optional.empty());
+        assertThat(ContainerInfoMapper.mapStarting(aNative, Optional.empty(), SETTINGS).overlay()).isEmpty();
+    }
+
+    @Test
     void onlyAnOverlayMountOfTheOverlayfsSnapshotterGivesLayers() {
         ContainerRecord container = record("io.containerd.runc.v2", Optional.empty(), OciSpec.EMPTY, ContainerRecord.CriKind.NONE);
         Mount bind = Mount.newBuilder().setType("bind").setSource("/var/lib/x/fs").addOptions("rbind").build();
