@@ -48,13 +48,25 @@ public final class HostRoot {
 
     private RootFs open() throws ErrnoException {
         try {
-            RootFs opened = RootFs.adopt(Libc.openHost(hostProc + "/1/root", OpenFlags.O_PATH | OpenFlags.O_DIRECTORY),
-                    resolver);
+            RootFs opened = initsRoot(hostProc, resolver);
             via = hostProc + "/1/root";
             return opened;
         } catch (ErrnoException e) {
             via = "/ (the agent's own root: " + hostProc + "/1/root: " + e.getMessage() + ")";
             return RootFs.openHostDirectory("/", resolver);
         }
+    }
+
+    /** The host's root as above, opened for one use: the caller closes it. */
+    public static RootFs openOnce(String hostProc, PathResolver resolver) throws ErrnoException {
+        try {
+            return initsRoot(hostProc, resolver);
+        } catch (ErrnoException e) {
+            return RootFs.openHostDirectory("/", resolver);
+        }
+    }
+
+    private static RootFs initsRoot(String hostProc, PathResolver resolver) throws ErrnoException {
+        return RootFs.adopt(Libc.openHost(hostProc + "/1/root", OpenFlags.O_PATH | OpenFlags.O_DIRECTORY), resolver);
     }
 }

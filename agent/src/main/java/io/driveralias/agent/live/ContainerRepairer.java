@@ -235,7 +235,7 @@ public final class ContainerRepairer {
 
     /** As above, giving way while {@code busy} says containers wait for the agent. */
     public void warmUp(int rounds, BooleanSupplier busy) {
-        Warmup.run(repairer, roots.resolver(), rounds, busy);
+        Warmup.run(repairer, roots.resolver(), rounds, busy, Warmup.hostLoaderCache(roots.hostProc(), roots.resolver()));
     }
 
     private Examination repairRunning(ContainerInfo info, ContainerRef ref, Instant receivedAt, RootRepairer.Mode mode) {

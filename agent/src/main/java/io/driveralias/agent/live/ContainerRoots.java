@@ -44,6 +44,11 @@ public final class ContainerRoots {
         this.startTime = new ProcessStartTime(this.hostProc, java.time.Clock.systemUTC());
     }
 
+    /** Where the host's processes are visible ({@code --host-proc}). */
+    String hostProc() {
+        return hostProc;
+    }
+
     public PathResolver resolver() {
         return resolver;
     }
