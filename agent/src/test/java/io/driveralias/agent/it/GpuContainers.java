@@ -37,6 +37,10 @@ final class GpuContainers implements AutoCloseable {
         return id;
     }
 
+    DockerHarness docker() {
+        return docker;
+    }
+
     /** Removes this container too when done. */
     void adopt(String id) {
         started.add(id);
