@@ -63,12 +63,15 @@ final class BenchmarkRun {
     }
 
     Result run(Subject subject) throws Exception {
+        Steps steps = new Steps(subject.name());
         long ready = subject.start();
+        steps.done("start");
         double cpuBefore = subject.cpuSeconds();
         // Class loading and the JIT happen here, as on a node whose agent has been up a while.
         List<String> warm = workload.sequential(settings.warmup());
         settle(warm);
         workload.remove(warm);
+        steps.done("warm-up");
         // The measured containers: what each costs a warm subject.
         java.time.Instant measuredFrom = java.time.Instant.now();
         double allocatedFrom = subject.allocatedBytes();
@@ -89,6 +92,7 @@ final class BenchmarkRun {
                 warmThreads.put(name, ms);
             }
         });
+        steps.done("one after another");
         List<String> bursts;
         if (settings.hog()) {
             try (CpuHog hog = new CpuHog(settings.hogNice())) {
@@ -99,7 +103,9 @@ final class BenchmarkRun {
         }
         List<String> startPath = new ArrayList<>(sequential);
         startPath.addAll(bursts);
+        steps.done("bursts");
         List<String> created = workload.createThenStart(settings.createThenStart(), settings.createGap());
+        steps.done("create-then-start");
         Map<String, Workload.Probe> startProbes = workload.probes(startPath);
         Map<String, Workload.Probe> createProbes = workload.probes(created);
         double cpuAfter = subject.cpuSeconds();
@@ -116,14 +122,18 @@ final class BenchmarkRun {
         }
         workload.remove(startPath);
         workload.remove(created);
+        steps.done("probes read, settled, removed");
 
         Map<String, Workload.Probe> restartProbes = Map.of();
         if (settings.restartLoops() || subject instanceof AgentSubject) {
             List<String> restarted = workload.acrossRestart(settings.acrossRestart());
             restartProbes = workload.probes(restarted);
             workload.remove(restarted);
+            steps.done("across a restart");
         }
         subject.close();
+        steps.done("stop");
+        System.out.println(steps);
 
         int handled = warm.size() + startPath.size() + created.size();
         Map<String, Workload.Probe> burstProbes = only(startProbes, bursts);
@@ -135,6 +145,27 @@ final class BenchmarkRun {
                 Stats.of(repairMillis), (cpuAfter - cpuBefore) * 1000 / handled, warmPerContainer, warmThreads,
                 (allocatedTo - allocatedFrom) / measured, peak, steady, handled,
                 missed(restartProbes), restartProbes.size(), measuredFrom, measuredTo);
+    }
+
+    /** How long each step of one subject's run took, printed after it: where a slow run spent its time. */
+    private static final class Steps {
+        private final StringBuilder text;
+        private long from = System.nanoTime();
+
+        Steps(String subject) {
+            text = new StringBuilder("[bench] " + subject + ", seconds per step:");
+        }
+
+        void done(String step) {
+            long now = System.nanoTime();
+            text.append(String.format(" %s %.1f;", step, (now - from) / 1e9));
+            from = now;
+        }
+
+        @Override
+        public String toString() {
+            return text.toString();
+        }
     }
 
     /** Until the last container's probe has reported, and a second more: the subject's work for them is done. */

@@ -176,9 +176,11 @@ public final class DockerHarness implements AutoCloseable {
         } catch (IOException e) {
             throw new AssertionError("cannot start dockerd (apt-get install docker.io; .ci/run does): " + e, e);
         }
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        long begun = System.nanoTime();
+        long deadline = begun + TimeUnit.SECONDS.toNanos(60);
         while (System.nanoTime() < deadline) {
             if (Processes.run(docker("version", "--format", "{{.Server.APIVersion}}"), 10).exitCode() == 0) {
+                reportSlow("answered", begun);
                 return;
             }
             if (!daemon.isAlive()) {
@@ -195,8 +197,20 @@ public final class DockerHarness implements AutoCloseable {
         if (daemon == null) {
             return;
         }
+        long begun = System.nanoTime();
         Processes.terminate(daemon, 60);
         daemon = null;
+        reportSlow("stopped", begun);
+    }
+
+    /** A dockerd that takes more than 5 s to stop or answer slows every test after it: said, with its log's end. */
+    private void reportSlow(String what, long begunNanos) {
+        long ms = (System.nanoTime() - begunNanos) / 1_000_000;
+        if (ms > 5000) {
+            String log = readLog();
+            System.out.printf("[docker-harness] dockerd %s %s after %d ms; its log ends:%n%s%n", dir, what, ms,
+                    log.substring(Math.max(0, log.length() - 3000)));
+        }
     }
 
     /**
