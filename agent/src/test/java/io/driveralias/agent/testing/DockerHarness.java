@@ -147,6 +147,26 @@ public final class DockerHarness implements AutoCloseable {
         return shared;
     }
 
+    /**
+     * Removes whatever containers the shared engine still has, if it was started: each IT class
+     * starts from an empty engine. A container a test left running costs every later stop of the
+     * daemon (its own stop timeout) and start (about 0.45 s to remove its stale network sandbox,
+     * measured on 20.10). Returns what was removed, for the report.
+     */
+    static synchronized List<String> removeSharedLeftovers() {
+        if (shared == null || !shared.isPrivate() || shared.daemon == null) {
+            return List.of();
+        }
+        Processes.Result listed = Processes.run(shared.docker("ps", "-aq", "--no-trunc"), 30);
+        List<String> ids = listed.exitCode() == 0 ? listed.output().lines().filter(l -> !l.isBlank()).toList() : List.of();
+        if (!ids.isEmpty()) {
+            List<String> rm = new ArrayList<>(List.of("rm", "-f"));
+            rm.addAll(ids);
+            Processes.run(shared.docker(rm.toArray(String[]::new)), 300);
+        }
+        return ids;
+    }
+
     public String host() {
         return host;
     }
@@ -320,10 +340,26 @@ public final class DockerHarness implements AutoCloseable {
         }
     }
 
-    /** A docker CLI command line against this engine. */
+    /**
+     * A docker CLI command line against this engine. A container made without a network of its
+     * own gets {@code --network none}: these engines run with {@code --bridge=none}, where a
+     * container on the default network leaves its network sandbox behind at {@code rm -f}, and
+     * the next daemon start removes each one (0.4-0.7 s apiece on 20.10: 497 of them, from a
+     * run's earlier tests, made one restart take 167 s). With {@code none} nothing is left.
+     */
     public List<String> docker(String... args) {
         List<String> cmd = new ArrayList<>(List.of("docker", "-H", host));
-        cmd.addAll(List.of(args));
+        List<String> given = List.of(args);
+        boolean makes = !given.isEmpty() && (given.getFirst().equals("run") || given.getFirst().equals("create"));
+        boolean hasNetwork = given.stream().anyMatch(a -> a.equals("--network") || a.equals("--net")
+                || a.startsWith("--network=") || a.startsWith("--net="));
+        if (makes && !hasNetwork) {
+            cmd.add(given.getFirst());
+            cmd.addAll(List.of("--network", "none"));
+            cmd.addAll(given.subList(1, given.size()));
+        } else {
+            cmd.addAll(given);
+        }
         return cmd;
     }
 
