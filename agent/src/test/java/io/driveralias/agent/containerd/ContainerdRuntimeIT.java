@@ -18,6 +18,7 @@ import io.driveralias.agent.testing.ContainerdHarness;
 import io.driveralias.agent.testing.CriClient;
 import io.driveralias.agent.testing.DockerHarness;
 import io.driveralias.agent.testing.TestImages;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -35,6 +36,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -247,6 +249,9 @@ class ContainerdRuntimeIT {
         Events events = follow(runtime);
         String hidden = "hidden-" + UUID.randomUUID().toString().substring(0, 8);
         containerd.ctrRun(other, otherImage, hidden, "/bin/sleep", "60");
+        // ctr makes the container's cgroups under /<namespace>: those go too, once the container has
+        // (the cleanup runs last-added first).
+        cleanup.add(() -> removeEmptyCgroups(other));
         cleanup.add(() -> remove(other, hidden));
         String seen = "seen-" + UUID.randomUUID().toString().substring(0, 8);
         containerd.ctrRun(ContainerdHarness.K8S, image, seen, "/bin/sleep", "60");
@@ -398,6 +403,21 @@ class ContainerdRuntimeIT {
 
     private static void remove(String namespace, String id) {
         containerd.remove(namespace, id);
+    }
+
+    /** {@code /sys/fs/cgroup/<controller>/<name>} (cgroup v1) or {@code /sys/fs/cgroup/<name>} (v2), where empty. */
+    private static void removeEmptyCgroups(String name) throws IOException {
+        List<Path> dirs = new ArrayList<>(List.of(Path.of("/sys/fs/cgroup", name)));
+        try (Stream<Path> controllers = Files.list(Path.of("/sys/fs/cgroup"))) {
+            controllers.map(c -> c.resolve(name)).forEach(dirs::add);
+        }
+        for (Path dir : dirs) {
+            try {
+                Files.deleteIfExists(dir);
+            } catch (IOException e) {
+                System.out.println("[containerd-runtime-it] cgroup " + dir + " stays: " + e);
+            }
+        }
     }
 
     private Events follow(ContainerdRuntime runtime) throws ContainerRuntimeException {
