@@ -150,8 +150,8 @@ public final class DockerHarness implements AutoCloseable {
     /**
      * Removes whatever containers the shared engine still has, if it was started: each IT class
      * starts from an empty engine. A container a test left running costs every later stop of the
-     * daemon (its own stop timeout) and start (about 0.45 s to remove its stale network sandbox,
-     * measured on 20.10). Returns what was removed, for the report.
+     * daemon its stop timeout (10 s for a {@code sleep}, which ignores SIGTERM), and later classes'
+     * counts and listings would see it. Returns what was removed, for the report.
      */
     static synchronized List<String> removeSharedLeftovers() {
         if (shared == null || !shared.isPrivate() || shared.daemon == null) {
