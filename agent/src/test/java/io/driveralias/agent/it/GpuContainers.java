@@ -37,10 +37,6 @@ final class GpuContainers implements AutoCloseable {
         return id;
     }
 
-    DockerHarness docker() {
-        return docker;
-    }
-
     /** Removes this container too when done. */
     void adopt(String id) {
         started.add(id);

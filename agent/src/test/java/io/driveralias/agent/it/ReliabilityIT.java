@@ -60,7 +60,7 @@ class ReliabilityIT {
             }
             second = AgentProcess.start(docker, "--ldconfig", "cache");
             try (second) {
-                awaitHealthy(containers, ids);
+                awaitHealthy(docker, ids);
                 awaitCounted(second, 40);
                 sleep(Duration.ofSeconds(11)); // two resyncs: nothing more may be counted
                 assertThat(count(second, "driver_alias_containers_total", "")).isEqualTo(40);
@@ -102,7 +102,7 @@ class ReliabilityIT {
                 assertThat(crashErrors).isEmpty();
                 assertThat(readyAfterMs[0]).as("ms from dockerd answering to /readyz 200").isBetween(0L, 2_000L);
                 List<String> running = running(docker, ids);
-                awaitHealthy(containers, running);
+                awaitHealthy(docker, running);
                 sleep(Duration.ofSeconds(6));
                 for (String id : ids) {
                     int lines = agent.logLines("repaired container " + id.substring(0, 12)).size();
@@ -148,7 +148,7 @@ class ReliabilityIT {
                 awaitCounted(agent, 300);
                 long allMs = (System.nanoTime() - started) / 1_000_000;
                 long checked = System.nanoTime();
-                awaitHealthy(containers, ids);
+                awaitHealthy(docker, ids);
                 long checkedMs = (System.nanoTime() - checked) / 1_000_000;
                 assertThat(count(agent, "driver_alias_containers_total", "outcome=\"repaired\"")).isEqualTo(300);
                 assertThat(count(agent, "driver_alias_containers_total", "")).isEqualTo(300);
@@ -318,14 +318,14 @@ class ReliabilityIT {
      * loader and its {@code ldconfig} answer. The same view as a {@code docker exec}, without a
      * round trip through dockerd for each of hundreds of containers.
      */
-    private static void awaitHealthy(GpuContainers containers, List<String> ids) {
+    private static void awaitHealthy(DockerHarness docker, List<String> ids) {
         List<String> left = new ArrayList<>(ids);
         long deadline = System.nanoTime() + Duration.ofSeconds(60).toNanos();
         while (true) {
             List<String> command = new ArrayList<>(List.of("inspect", "-f", "{{.Id}} {{.State.Pid}}"));
             command.addAll(left);
             StringBuilder script = new StringBuilder();
-            containers.docker().run(command.toArray(String[]::new)).lines().forEach(line -> {
+            docker.run(command.toArray(String[]::new)).lines().forEach(line -> {
                 String[] idPid = line.split(" ");
                 script.append("nsenter -t ").append(idPid[1]).append(" -m -r sh -c \"$0\" >/dev/null 2>&1 || echo ")
                         .append(idPid[0]).append('\n');
