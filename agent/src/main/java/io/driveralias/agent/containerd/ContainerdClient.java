@@ -96,8 +96,8 @@ final class ContainerdClient implements AutoCloseable {
 
     /**
      * A call without namespace that asks for a new connection attempt but does not wait for it:
-     * the ping, every second while containerd is down, so that a restarted containerd is
-     * connected to within a second, and a waiting {@link #callConnecting} goes through.
+     * the ping, every 250 ms while containerd is down, so that a restarted containerd is
+     * connected to within 250 ms, and a waiting {@link #callConnecting} goes through.
      */
     <Q, R> R callNow(MethodDescriptor<Q, R> method, Q request, Duration deadline) throws ContainerRuntimeException {
         channel.resetConnectBackoff();
