@@ -3,11 +3,13 @@ package io.driveralias.agent.bench;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.testing.ContainerdVersion;
+import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.ShippedJvm;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * A short run of the benchmark in every CI build, so that it keeps working. It prints the
@@ -16,6 +18,8 @@ import org.junit.jupiter.api.Timeout;
  * of them there).
  */
 @Timeout(600)
+@ResourceLock(SharedEngines.DOCKER)
+@ResourceLock(SharedEngines.CONTAINERD)
 class BenchmarkSmokeIT {
 
     @Test

@@ -10,13 +10,14 @@ import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.ContainerScope;
 import io.driveralias.agent.core.PodRef;
 import io.driveralias.agent.fs.ProcessStartTime;
-import io.driveralias.agent.live.ContainerRuntime;
 import io.driveralias.agent.live.ContainerRuntime.Action;
 import io.driveralias.agent.live.ContainerRuntime.Event;
+import io.driveralias.agent.live.ContainerRuntime;
 import io.driveralias.agent.live.ContainerRuntimeException;
 import io.driveralias.agent.testing.ContainerdHarness;
 import io.driveralias.agent.testing.CriClient;
 import io.driveralias.agent.testing.DockerHarness;
+import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.TestImages;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -41,12 +42,15 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * {@link ContainerdRuntime} against a real private containerd 1.6 with its CRI plugin
  * ({@link ContainerdHarness}): pods and containers made through the CRI as the kubelet makes
  * them, and with {@code ctr}.
  */
+@ResourceLock(SharedEngines.DOCKER)
+@ResourceLock(SharedEngines.CONTAINERD)
 class ContainerdRuntimeIT {
 
     private static final Duration WAIT = Duration.ofSeconds(30);

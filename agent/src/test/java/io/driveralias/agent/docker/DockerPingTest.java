@@ -2,6 +2,7 @@ package io.driveralias.agent.docker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.driveralias.agent.testing.Timing;
 import java.net.StandardProtocolFamily;
 import java.net.URI;
 import java.net.UnixDomainSocketAddress;
@@ -14,6 +15,7 @@ import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
+@Timing
 class DockerPingTest {
 
     @TempDir

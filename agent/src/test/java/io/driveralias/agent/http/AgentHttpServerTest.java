@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.driveralias.agent.metrics.PrometheusScrape;
+import io.driveralias.agent.testing.Timing;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetAddress;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+@Timing
 class AgentHttpServerTest {
 
     private final FakeAgentStatus status = new FakeAgentStatus();

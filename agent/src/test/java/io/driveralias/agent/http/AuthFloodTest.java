@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import at.favre.lib.crypto.bcrypt.BCrypt;
 import io.driveralias.agent.metrics.PrometheusScrape;
 import io.driveralias.agent.testing.TestCertificates;
+import io.driveralias.agent.testing.Timing;
 import io.driveralias.agent.webconfig.WebSecurity;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * handshakes that never finish) run against the packaged agent in {@code AuthFloodIT}.
  */
 @Timeout(60)
+@Timing
 class AuthFloodTest {
 
     static final String KUBELET = "127.0.0.100";

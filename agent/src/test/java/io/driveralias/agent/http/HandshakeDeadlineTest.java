@@ -2,6 +2,7 @@ package io.driveralias.agent.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.driveralias.agent.testing.Timing;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Test;
  * client sends: a read timeout bounds each read, and a client that sent its ClientHello and then a
  * byte of its next record a second once kept its handshake, and the turn it holds, past 9 s.
  */
+@Timing
 class HandshakeDeadlineTest extends TlsPortTest {
 
     @Test

@@ -2,6 +2,7 @@ package io.driveralias.agent.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.driveralias.agent.testing.Timing;
 import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.List;
@@ -10,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 @Timeout(30)
+@Timing
 class HandshakeTurnsTest {
 
     private final HandshakeTurns turns = new HandshakeTurns();

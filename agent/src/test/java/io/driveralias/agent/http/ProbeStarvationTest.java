@@ -3,6 +3,7 @@ package io.driveralias.agent.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.metrics.PrometheusScrape;
+import io.driveralias.agent.testing.Timing;
 import io.driveralias.agent.webconfig.ServingPriority;
 import java.io.IOException;
 import java.io.InputStream;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.Test;
  * {@code /healthz} and {@code /readyz}, and the eviction that makes room must never cut a
  * request that is being answered.
  */
+@Timing
 class ProbeStarvationTest {
 
     private static final int ADDRESSES = 16;

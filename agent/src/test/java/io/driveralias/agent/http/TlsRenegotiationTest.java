@@ -3,6 +3,7 @@ package io.driveralias.agent.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import at.favre.lib.crypto.bcrypt.BCrypt;
+import io.driveralias.agent.testing.Timing;
 import java.net.InetAddress;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Test;
  * bound an address to {@value HandshakeTurns#PER_SECOND} handshakes a second
  * ({@value HandshakeTurns#BURST} at once); one connection once got 34 in 3 s.
  */
+@Timing
 class TlsRenegotiationTest extends TlsPortTest {
 
     @Test

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import at.favre.lib.crypto.bcrypt.BCrypt;
 import io.driveralias.agent.metrics.PrometheusScrape;
 import io.driveralias.agent.testing.TestCertificates;
+import io.driveralias.agent.testing.Timing;
 import io.driveralias.agent.webconfig.WebSecurity;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The metrics port with a web configuration: TLS, client certificates, basic auth, headers, reloads. */
+@Timing
 class WebConfigServerTest {
 
     @TempDir

@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DockerHarness;
+import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.TestImages;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Repair before the first instruction: on {@code create}, the aliases are written into the
@@ -26,6 +28,7 @@ import org.junit.jupiter.api.Timeout;
  * runs the container's process.
  */
 @Timeout(300)
+@ResourceLock(SharedEngines.DOCKER)
 class BeforeStartIT {
 
     static DockerHarness docker;

@@ -9,6 +9,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DockerHarness;
 import io.driveralias.agent.testing.Processes;
+import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.TestImages;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,9 +17,11 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /** {@code check} and {@code repair [ID...]}: one-shot passes, their output and exit codes. */
 @Timeout(300)
+@ResourceLock(SharedEngines.DOCKER)
 class CommandsIT {
 
     static DockerHarness docker;

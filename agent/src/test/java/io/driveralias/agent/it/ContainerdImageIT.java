@@ -8,6 +8,7 @@ import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.ContainerdHarness;
 import io.driveralias.agent.testing.DaemonSetAgent;
 import io.driveralias.agent.testing.Processes;
+import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.TestImages;
 import java.io.IOException;
 import java.net.URI;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The image as an operator of a containerd node gets it, with no Docker anywhere: the archive
@@ -49,6 +51,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(600)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@ResourceLock(SharedEngines.CONTAINERD)
 class ContainerdImageIT {
 
     private static final Pattern CTR_LINE = Pattern.compile("<!-- ctr check line -->\\s*\\n```sh\\n(.*?)\\n```", Pattern.DOTALL);

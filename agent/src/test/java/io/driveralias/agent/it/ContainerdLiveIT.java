@@ -7,8 +7,9 @@ import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.ContainerdHarness;
 import io.driveralias.agent.testing.ContainerdVersion;
 import io.driveralias.agent.testing.CriClient;
-import io.driveralias.agent.testing.RealDriver;
 import io.driveralias.agent.testing.RealDriver.Arch;
+import io.driveralias.agent.testing.RealDriver;
+import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.TestImages;
 import io.driveralias.agent.testing.TreeSnapshot;
 import io.driveralias.agent.testing.cri.ContainerState;
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -49,6 +51,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * the runtime's files starts from nothing); the figures are printed as {@code [containerd-live]}.
  */
 @Timeout(300)
+@ResourceLock(SharedEngines.CONTAINERD)
 class ContainerdLiveIT {
 
     static final int N = 10;

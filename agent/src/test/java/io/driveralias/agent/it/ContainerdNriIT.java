@@ -8,6 +8,7 @@ import io.driveralias.agent.testing.ContainerdHarness;
 import io.driveralias.agent.testing.ContainerdVersion;
 import io.driveralias.agent.testing.CpuHog;
 import io.driveralias.agent.testing.CriClient;
+import io.driveralias.agent.testing.SharedEngines;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -18,6 +19,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -30,6 +32,7 @@ import org.junit.jupiter.params.provider.EnumSource;
  * NRI never sees, are served through the events.
  */
 @Timeout(600)
+@ResourceLock(SharedEngines.CONTAINERD)
 class ContainerdNriIT {
 
     static final int N = 10;

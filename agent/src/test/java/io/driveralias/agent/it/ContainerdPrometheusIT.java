@@ -7,9 +7,10 @@ import io.driveralias.agent.metrics.PromQueries;
 import io.driveralias.agent.metrics.RepoFiles;
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.ContainerdHarness;
-import io.driveralias.agent.testing.PrometheusServer;
 import io.driveralias.agent.testing.PrometheusServer.Sample;
+import io.driveralias.agent.testing.PrometheusServer;
 import io.driveralias.agent.testing.ServiceMonitorScrape;
+import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.TestImages;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * A containerd-only node under a real Prometheus: the packaged agent watching a private containerd
@@ -44,6 +46,7 @@ import org.junit.jupiter.api.Timeout;
 @Timeout(400)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@ResourceLock(SharedEngines.CONTAINERD)
 class ContainerdPrometheusIT {
 
     private static final String SERVICE_MONITOR = "k8s/overlays/prometheus-operator/servicemonitor.yaml";

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DockerHarness;
+import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.TestImages;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -15,6 +16,7 @@ import java.util.List;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * dockerd restarted under the running agent. The agent reaches Docker through a symlink to
@@ -23,6 +25,7 @@ import org.junit.jupiter.api.Timeout;
  * back and the agent must catch up (event replay since its last event, and the reconcile).
  */
 @Timeout(300)
+@ResourceLock(SharedEngines.DOCKER)
 class DockerRestartIT {
 
     @Test

@@ -11,6 +11,7 @@ import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DockerHarness;
 import io.driveralias.agent.testing.DockerRunLine;
 import io.driveralias.agent.testing.Processes;
+import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.TestImages;
 import java.io.IOException;
 import java.net.URI;
@@ -25,6 +26,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The {@code docker run} line of docs/install-without-kubernetes.md, read from that file and run
@@ -39,6 +41,7 @@ import org.junit.jupiter.api.Timeout;
  * on a free loopback port, because the harness dockerd has no bridge network to publish from.
  */
 @Timeout(600)
+@ResourceLock(SharedEngines.DOCKER)
 class DockerRunInstallIT {
 
     private static final String DOC = "docs/install-without-kubernetes.md";

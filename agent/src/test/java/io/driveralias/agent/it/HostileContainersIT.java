@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DockerHarness;
 import io.driveralias.agent.testing.Processes;
+import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.TestImages;
 import io.driveralias.agent.testing.TreeSnapshot;
 import java.io.IOException;
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The hostile cases of the threat model (docs/threat-model.md) that need a live container. One agent serves them all, in
@@ -27,6 +29,7 @@ import org.junit.jupiter.api.Timeout;
  * GPU container started afterwards must still be repaired.
  */
 @Timeout(600)
+@ResourceLock(SharedEngines.DOCKER)
 class HostileContainersIT {
 
     static DockerHarness docker;

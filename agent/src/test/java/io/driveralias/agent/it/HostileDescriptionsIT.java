@@ -6,9 +6,11 @@ import com.github.dockerjava.transport.DockerHttpClient;
 import com.github.dockerjava.zerodep.ZerodepDockerHttpClient;
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.ContainerdHarness;
+import io.driveralias.agent.testing.ContainerdVersion;
 import io.driveralias.agent.testing.CriClient;
 import io.driveralias.agent.testing.DockerHarness;
 import io.driveralias.agent.testing.RealDriver;
+import io.driveralias.agent.testing.SharedEngines;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -22,11 +24,11 @@ import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import io.driveralias.agent.testing.ContainerdVersion;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
-import org.junit.jupiter.api.Timeout;
 
 /**
  * Containers whose descriptions are as large as their owners make them, with the agent on the
@@ -39,6 +41,8 @@ import org.junit.jupiter.api.Timeout;
  * first instruction.
  */
 @Timeout(900)
+@ResourceLock(SharedEngines.DOCKER)
+@ResourceLock(SharedEngines.CONTAINERD)
 class HostileDescriptionsIT {
 
     static final int BIG = 3_900_000;

@@ -8,6 +8,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.driveralias.agent.metrics.RepoFiles;
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DockerHarness;
+import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.TestImages;
 import java.io.IOException;
 import java.time.Duration;
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The packaged agent as the DaemonSet runs it (its JVM options from agent/image/jvm.options, the
@@ -27,6 +29,7 @@ import org.junit.jupiter.api.Timeout;
  * a container names it in keys of its own, whatever the container's labels hold.
  */
 @Timeout(180)
+@ResourceLock(SharedEngines.DOCKER)
 class JsonLogIT {
 
     private static final ObjectMapper JSON = new ObjectMapper();

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DockerHarness;
+import io.driveralias.agent.testing.SharedEngines;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -17,6 +18,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Containers made the way the kubelet's dockershim makes them: a pause sandbox
@@ -28,6 +30,7 @@ import org.junit.jupiter.api.Timeout;
  * even though it has the driver files too.
  */
 @Timeout(300)
+@ResourceLock(SharedEngines.DOCKER)
 class KubeletContainersIT {
 
     static final String NAMESPACE = "ml-team";

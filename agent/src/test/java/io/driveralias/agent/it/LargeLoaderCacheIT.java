@@ -8,6 +8,7 @@ import io.driveralias.agent.ldcache.LdCacheFormatException;
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DockerHarness;
 import io.driveralias.agent.testing.Processes;
+import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.ShippedJvm;
 import io.driveralias.agent.testing.TestImages;
 import java.nio.file.Files;
@@ -20,6 +21,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Images that ship a large, valid loader cache, against the agent with the JVM options it ships
@@ -28,6 +30,7 @@ import org.junit.jupiter.api.Timeout;
  * together, killed it, and it died again at every restart while they ran.
  */
 @Timeout(600)
+@ResourceLock(SharedEngines.DOCKER)
 class LargeLoaderCacheIT {
 
     @Test

@@ -13,6 +13,7 @@ import io.driveralias.agent.testing.DaemonSetAgent;
 import io.driveralias.agent.testing.DockerHarness;
 import io.driveralias.agent.testing.NativeLibraries;
 import io.driveralias.agent.testing.Processes;
+import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.TestImages;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -42,6 +43,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 import org.junit.jupiter.api.TestMethodOrder;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The DaemonSet's privileges are enough, and each one is needed. The agent runs in a container
@@ -104,6 +106,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(900)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@ResourceLock(SharedEngines.DOCKER)
 class LeastPrivilegeIT {
 
     static final String TARGET = "libcuda.so." + VERSION;

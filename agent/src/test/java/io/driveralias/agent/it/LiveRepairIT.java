@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DockerHarness;
 import io.driveralias.agent.testing.Processes;
+import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.TestImages;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -19,9 +20,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /** The live agent against a real dockerd: the everyday cases. */
 @Timeout(300)
+@ResourceLock(SharedEngines.DOCKER)
 class LiveRepairIT {
 
     static DockerHarness docker;

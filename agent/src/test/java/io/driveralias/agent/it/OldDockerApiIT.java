@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DockerHarness;
+import io.driveralias.agent.testing.SharedEngines;
 import java.time.Duration;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Docker API 1.24 (Docker 1.12, the oldest the agent speaks), forced with
@@ -17,6 +19,7 @@ import org.junit.jupiter.api.Timeout;
  * new; asked in 1.24, it answers in 1.24's shapes.
  */
 @Timeout(300)
+@ResourceLock(SharedEngines.DOCKER)
 class OldDockerApiIT {
 
     final DockerHarness docker = DockerHarness.get();

@@ -8,8 +8,9 @@ import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DaemonSetAgent;
 import io.driveralias.agent.testing.DockerHarness;
 import io.driveralias.agent.testing.Processes;
-import io.driveralias.agent.testing.RealDriver;
 import io.driveralias.agent.testing.RealDriver.Arch;
+import io.driveralias.agent.testing.RealDriver;
+import io.driveralias.agent.testing.SharedEngines;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Old kernels, played by seccomp: the agent in its container with the DaemonSet's settings
@@ -32,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * containers with NVIDIA's real driver files.
  */
 @Timeout(300)
+@ResourceLock(SharedEngines.DOCKER)
 class OldKernelSeccompIT {
 
     /** Linux 3.10 has none of these (the version that added each: see the syscall's man page). */

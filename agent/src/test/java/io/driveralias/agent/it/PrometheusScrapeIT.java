@@ -12,9 +12,10 @@ import io.driveralias.agent.metrics.RepoFiles;
 import io.driveralias.agent.metrics.ScrapedText;
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DockerHarness;
-import io.driveralias.agent.testing.PrometheusServer;
 import io.driveralias.agent.testing.PrometheusServer.Sample;
+import io.driveralias.agent.testing.PrometheusServer;
 import io.driveralias.agent.testing.ServiceMonitorScrape;
+import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.TestImages;
 import java.io.IOException;
 import java.net.URI;
@@ -48,6 +49,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.extension.TestWatcher;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The whole observability path end to end: a real Prometheus scrapes the real agent (the
@@ -65,6 +67,7 @@ import org.junit.jupiter.api.extension.TestWatcher;
 @Timeout(300)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@ResourceLock(SharedEngines.DOCKER)
 class PrometheusScrapeIT {
 
     private static final String JOB = "driver-alias-agent";

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DockerHarness;
+import io.driveralias.agent.testing.SharedEngines;
 import java.time.Duration;
 import java.util.List;
 import java.util.regex.Pattern;
@@ -12,6 +13,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The real thing: NVIDIA's own {@code nvidia-smi} and driver libraries (Debian's 535.x
@@ -21,6 +23,7 @@ import org.junit.jupiter.api.Timeout;
  * reports no device) and {@code cuInit(0)} answers CUDA_ERROR_NO_DEVICE (100).
  */
 @Timeout(300)
+@ResourceLock(SharedEngines.DOCKER)
 class RealDriverIT {
 
     final DockerHarness docker = DockerHarness.get();

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DockerHarness;
 import io.driveralias.agent.testing.Processes;
+import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.TestImages;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -24,6 +25,7 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Nothing lost, nothing counted twice, no false alarm: the agent under the faults a node
@@ -33,6 +35,7 @@ import org.junit.jupiter.api.Timeout;
  * report in the docs quotes.
  */
 @Timeout(900)
+@ResourceLock(SharedEngines.DOCKER)
 class ReliabilityIT {
 
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.ContainerdHarness;
 import io.driveralias.agent.testing.CpuHog;
+import io.driveralias.agent.testing.SharedEngines;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -16,6 +17,7 @@ import java.util.UUID;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * {@code ctr run} starts a container within milliseconds of creating it, so the agent's write
@@ -26,6 +28,7 @@ import org.junit.jupiter.api.Timeout;
  * writable layer.
  */
 @Timeout(600)
+@ResourceLock(SharedEngines.CONTAINERD)
 class SeedRaceIT {
 
     static final int N = Integer.getInteger("it.seedRace.containers", 100);

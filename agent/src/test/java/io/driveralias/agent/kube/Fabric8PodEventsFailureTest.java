@@ -3,6 +3,7 @@ package io.driveralias.agent.kube;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.core.ContainerRef;
+import io.driveralias.agent.testing.Timing;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
 import java.time.Duration;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Timeout;
  * workers), and each Event must still end up counted exactly once.
  */
 @Timeout(60)
+@Timing
 class Fabric8PodEventsFailureTest {
 
     private static final Duration WAIT = Duration.ofSeconds(20);

@@ -12,6 +12,7 @@ import io.driveralias.agent.testing.ContainerdHarness;
 import io.driveralias.agent.testing.ContainerdVersion;
 import io.driveralias.agent.testing.CriClient;
 import io.driveralias.agent.testing.Processes;
+import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.cri.ContainerState;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -25,6 +26,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -38,6 +40,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * and the time the plugin adds to a container's start. Figures are printed as {@code [nri-it]}.
  */
 @Timeout(900)
+@ResourceLock(SharedEngines.CONTAINERD)
 class NriPluginIT {
 
     private static final Duration WAIT = Duration.ofSeconds(60);

@@ -9,6 +9,7 @@ import io.driveralias.agent.nri.FakeNriHandler.Started;
 import io.driveralias.agent.nri.FakeNriHandler.Synchronized;
 import io.driveralias.agent.nri.FakeNriRuntime.Peer;
 import io.driveralias.agent.nri.FakeNriRuntime.Reply;
+import io.driveralias.agent.testing.Timing;
 import io.driveralias.agent.testing.nri.ConfigureResponse;
 import io.driveralias.agent.testing.nri.Container;
 import io.driveralias.agent.testing.nri.CreateContainerRequest;
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * everything else, and connecting again whenever the connection goes.
  */
 @Timeout(60)
+@Timing
 class NriPluginTest {
 
     private static final Duration WAIT = Duration.ofSeconds(10);

@@ -58,6 +58,7 @@ public final class ContainerdHarness {
 
     /** The instance of {@code release}, started on first use. */
     public static synchronized ContainerdHarness of(ContainerdVersion release) {
+        SharedEngines.used(SharedEngines.CONTAINERD);
         ContainerdHarness instance = SHARED.get(release);
         if (instance == null) {
             try {

@@ -129,6 +129,7 @@ public final class DockerHarness implements AutoCloseable {
     }
 
     public static synchronized DockerHarness get() {
+        SharedEngines.used(SharedEngines.DOCKER);
         if (shared == null) {
             String given = System.getenv("DOCKER_HOST");
             if (given != null && !given.isBlank()) {

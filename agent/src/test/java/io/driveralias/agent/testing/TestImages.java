@@ -113,11 +113,9 @@ public final class TestImages {
         return BUILT.computeIfAbsent(name, n -> build(docker, n, libDir, extra));
     }
 
-    /** The same image imported into another engine (built on the shared one first if need be). */
+    /** The same image imported into another engine, from its root's tar: the shared engine is not involved. */
     public static String imageOn(DockerHarness other, String name, String libDir, RootCustomizer extra) {
-        String tag = image(DockerHarness.get(), name, libDir, extra);
-        other.run("import", "--change", "ENV PATH=/usr/bin:/bin:/sbin", work().resolve(name + ".tar").toString(), tag);
-        return tag;
+        return importInto(other, rootTar(name, libDir, extra), name);
     }
 
     @FunctionalInterface
@@ -126,7 +124,10 @@ public final class TestImages {
     }
 
     private static String build(DockerHarness docker, String name, String libDir, RootCustomizer extra) {
-        Path tar = rootTar(name, libDir, extra);
+        return importInto(docker, rootTar(name, libDir, extra), name);
+    }
+
+    private static String importInto(DockerHarness docker, Path tar, String name) {
         String tag = "daa-test/" + name + ":1";
         docker.run("import", "--change", "ENV PATH=/usr/bin:/bin:/sbin", tar.toString(), tag);
         return tag;

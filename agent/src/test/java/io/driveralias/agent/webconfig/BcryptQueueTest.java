@@ -2,6 +2,7 @@ package io.driveralias.agent.webconfig;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.driveralias.agent.testing.Timing;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.util.ArrayList;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Timeout;
 
 /** The turns of the password hashes: per address, in total, and who goes first. Hashes are stand-ins that take what the test says. */
 @Timeout(30)
+@Timing
 class BcryptQueueTest {
 
     private final AtomicLong now = new AtomicLong(1_000_000_000L);
