@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
 final class RuntimeWatch implements ContainerEvents.Listener {
 
     private static final Logger LOG = LoggerFactory.getLogger(Agent.class);
-    /** While a runtime does not answer, it is asked every second, to be ready soon after it does. */
+    /** While a runtime does not answer, it is asked every 250 ms, to be ready soon after it does. */
     private static final Duration PING_INTERVAL_DOWN = Duration.ofMillis(250);
 
     /** What the agent shares with each of its runtimes' watches. */

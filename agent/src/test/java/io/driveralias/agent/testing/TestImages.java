@@ -110,7 +110,7 @@ public final class TestImages {
      * may add hostile content to the root before it is imported.
      */
     public static String image(DockerHarness docker, String name, String libDir, RootCustomizer extra) {
-        return BUILT.computeIfAbsent(name, n -> build(docker, n, libDir, extra));
+        return BUILT.computeIfAbsent(name, n -> importInto(docker, rootTar(n, libDir, extra), n));
     }
 
     /** The same image imported into another engine, from its root's tar: the shared engine is not involved. */
@@ -121,10 +121,6 @@ public final class TestImages {
     @FunctionalInterface
     public interface RootCustomizer {
         void customize(Path root) throws IOException;
-    }
-
-    private static String build(DockerHarness docker, String name, String libDir, RootCustomizer extra) {
-        return importInto(docker, rootTar(name, libDir, extra), name);
     }
 
     private static String importInto(DockerHarness docker, Path tar, String name) {
