@@ -10,7 +10,6 @@ import org.junit.jupiter.api.ClassOrderer;
 import org.junit.jupiter.api.ClassOrdererContext;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
-import org.junit.jupiter.api.parallel.Isolated;
 import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.platform.commons.support.AnnotationSupport;
 
@@ -43,10 +42,10 @@ public final class SharedEngines implements AfterAllCallback {
     }
 
     /**
-     * The order in which the IT classes are handed to the two threads: those that run alone
-     * ({@code @Isolated}: before the others start, rather than stalling both threads later), then
-     * those holding both engines' locks, then those holding one, then those holding none, by name
-     * within each. A class
+     * The order in which the IT classes are handed to the two threads: those holding both engines'
+     * locks, then those holding one, then those holding none, by name within each. (A class that
+     * runs alone, {@code @Isolated}, is not ordered here: JUnit holds it until every other class
+     * has finished.) A class
      * that needs a lock held by the other thread waits, and the thread takes the next class it can
      * run; the classes without locks, last, fill what would otherwise be idle at the end. Measured:
      * the full ITs in 1,719 s when JUnit's default order left the containerd classes to the end,
@@ -57,8 +56,7 @@ public final class SharedEngines implements AfterAllCallback {
         @Override
         public void orderClasses(ClassOrdererContext context) {
             context.getClassDescriptors().sort(Comparator
-                    .comparing((ClassDescriptor d) -> !d.isAnnotated(Isolated.class))
-                    .thenComparingInt(d -> -d.findRepeatableAnnotations(ResourceLock.class).size())
+                    .comparingInt((ClassDescriptor d) -> -d.findRepeatableAnnotations(ResourceLock.class).size())
                     .thenComparing(d -> d.getTestClass().getName()));
         }
     }
