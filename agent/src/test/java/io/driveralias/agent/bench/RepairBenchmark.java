@@ -2,12 +2,14 @@ package io.driveralias.agent.bench;
 
 import io.driveralias.agent.testing.ContainerdHarness;
 import io.driveralias.agent.testing.DockerHarness;
+import io.driveralias.agent.testing.SharedEngines;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The benchmark: {@code mvn -B verify -Pbenchmark} (see docs/benchmark.md). Not part of the normal
@@ -22,7 +24,11 @@ import org.junit.jupiter.api.Test;
  * ({@link NriStartTimes}, -Dbench.nri.startTimes=false leaves it out) and its CPU and RSS watching Docker,
  * containerd and NRI ({@link NriFootprint}, -Dbench.nri.footprint=false leaves it out); -Dbench.containerdBursts=true bursts of pods on containerd's
  * event path and through NRI ({@link ContainerdBursts}). Their settings are in those classes.
+ * It holds both shared engines' locks as any IT that uses them must ({@link SharedEngines}
+ * fails a class that does not, after it ran).
  */
+@ResourceLock(SharedEngines.DOCKER)
+@ResourceLock(SharedEngines.CONTAINERD)
 public class RepairBenchmark {
 
     @Test
