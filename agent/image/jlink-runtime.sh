@@ -18,7 +18,6 @@ modules=(
     java.net.http      # fabric8's HTTP client (kubernetes-httpclient-jdk)
     java.sql           # Jackson's and fabric8's java.sql.* date types
     java.xml           # logback.xml
-    jdk.httpserver     # /metrics, /healthz, /readyz
     jdk.unsupported    # sun.misc.Signal (SIGTERM) and sun.misc.Unsafe (JNA, docker-java's Unix socket)
 )
 # Left out although jdeps lists them, because only code the agent never runs needs them:
