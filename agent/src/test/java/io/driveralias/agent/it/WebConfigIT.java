@@ -54,7 +54,8 @@ class WebConfigIT {
      * The shipped ServiceMonitor's {@code scrapeTimeout} (Prometheus' own default too), as this
      * Prometheus' timeout and interval: what an operator's scrape must fit in. A 2 s timeout, once
      * taken here for speed, was missed by one TLS scrape of five (2,006 ms, average 612 ms) with a
-     * busy loop on each core beside two IT classes.
+     * busy loop on each core beside two IT classes, the agent then outside a cgroup of its own
+     * (with one, and the busy loops: average 92 ms, worst 315 ms).
      */
     private static final Duration SCRAPE = shippedScrapeTimeout();
     /** Five scrapes' worth of Prometheus' time, as a range selector. */
