@@ -10,6 +10,7 @@ import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.PodCgroup;
 import io.driveralias.agent.testing.PrometheusServer;
 import io.driveralias.agent.testing.PrometheusServer.Sample;
+import io.driveralias.agent.testing.ServiceMonitorScrape;
 import io.driveralias.agent.testing.TestCertificates;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -57,7 +58,8 @@ class WebConfigIT {
      * busy loop on each core beside two IT classes, the agent then outside a cgroup of its own
      * (with one, and the busy loops: average 92 ms, worst 315 ms).
      */
-    private static final Duration SCRAPE = shippedScrapeTimeout();
+    private static final Duration SCRAPE = ServiceMonitorScrape.scrapeTimeout(
+            RepoFiles.read("k8s/overlays/prometheus-operator/servicemonitor.yaml"));
     /** Five scrapes' worth of Prometheus' time, as a range selector. */
     private static final String FIVE_SCRAPES = "[" + 5 * SCRAPE.toSeconds() + "s]";
 
@@ -252,15 +254,5 @@ class WebConfigIT {
 
     private HttpResponse<String> get(HttpClient client, String path, String authorization) throws IOException, InterruptedException {
         return TestCertificates.get(client, agent.port(), path, authorization);
-    }
-
-    /** {@code scrapeTimeout} of the shipped ServiceMonitor, in whole seconds as it is written there. */
-    private static Duration shippedScrapeTimeout() {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("(?m)^\\s*scrapeTimeout:\\s*(\\d+)s\\s*$")
-                .matcher(RepoFiles.read("k8s/overlays/prometheus-operator/servicemonitor.yaml"));
-        if (!m.find()) {
-            throw new IllegalStateException("no scrapeTimeout in whole seconds in the shipped ServiceMonitor");
-        }
-        return Duration.ofSeconds(Long.parseLong(m.group(1)));
     }
 }

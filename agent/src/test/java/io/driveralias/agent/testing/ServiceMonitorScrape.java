@@ -1,5 +1,6 @@
 package io.driveralias.agent.testing;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -93,6 +94,19 @@ public final class ServiceMonitorScrape {
         String jobName = "serviceMonitor/" + metadata.get("namespace") + "/" + metadata.get("name") + "/0";
         return new PrometheusServer.ScrapeJob(jobName, target, (String) endpoint.getOrDefault("path", "/metrics"),
                 Boolean.TRUE.equals(endpoint.get("honorLabels")), pod.metaLabels(), relabel);
+    }
+
+    /** The one endpoint's {@code scrapeTimeout}, written in whole seconds ({@code 10s}). */
+    @SuppressWarnings("unchecked")
+    public static Duration scrapeTimeout(String serviceMonitorYaml) {
+        Map<String, Object> monitor = (Map<String, Object>) new Load(LoadSettings.builder().build())
+                .loadFromString(serviceMonitorYaml);
+        Map<String, Object> spec = (Map<String, Object>) monitor.get("spec");
+        List<Map<String, Object>> endpoints = (List<Map<String, Object>>) spec.get("endpoints");
+        require(endpoints.size() == 1, "one endpoint expected");
+        Object timeout = endpoints.getFirst().get("scrapeTimeout");
+        require(timeout instanceof String t && t.matches("[0-9]+s"), "scrapeTimeout in whole seconds expected: " + timeout);
+        return Duration.ofSeconds(Long.parseLong(((String) timeout).replace("s", "")));
     }
 
     /** One relabeling from the operator's camelCase to Prometheus' snake_case. */
