@@ -10,6 +10,8 @@ import io.driveralias.agent.testing.DockerHarness;
 import io.driveralias.agent.testing.Processes;
 import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.TestImages;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -139,14 +141,26 @@ class LiveRepairIT {
     }
 
     /**
-     * A container that exits at once was repaired before its start (its create is taken at
-     * once): it is reported repaired, once, at INFO, whether or not the start path still saw it.
+     * A container that exits at once was repaired before its start: it is reported repaired,
+     * once, at INFO, whether or not the start path still saw it. Created, then started once its
+     * aliases are in its upper layer, as the kubelet's rhythm allows: with {@code docker run} on
+     * Docker 20.10 the start can beat the agent's handling of the create (about 1 in 70, more
+     * beside another IT class), and a GPU container that then exits unrepaired is rightly a WARN.
      */
     @Test
     void aContainerThatExitsAtOnceIsRepairedBeforeItsStartWithoutNoise() {
         try (AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "off")) {
             agent.awaitLog("first reconcile", Duration.ofSeconds(30));
-            String quick = containers.run(debianImage, DEBIAN_LIB, List.of("true"));
+            List<String> create = new ArrayList<>(List.of("create"));
+            create.addAll(TestImages.driverMounts(DEBIAN_LIB));
+            create.addAll(List.of(debianImage, "true"));
+            String quick = docker.run(create.toArray(String[]::new));
+            containers.adopt(quick);
+            Path seeded = Path.of(docker.run("inspect", "-f", "{{.GraphDriver.Data.UpperDir}}", quick))
+                    .resolve(DEBIAN_LIB.substring(1)).resolve("libcuda.so.1");
+            AgentProcess.awaitTrue("libcuda.so.1 in the upper layer of " + quick, Duration.ofSeconds(20),
+                    () -> Files.isSymbolicLink(seeded));
+            docker.run("start", quick);
             AgentProcess.awaitTrue("the container to exit", Duration.ofSeconds(20),
                     () -> docker.run("inspect", "-f", "{{.State.Running}}", quick).equals("false"));
             String next = containers.start(debianImage, DEBIAN_LIB);
