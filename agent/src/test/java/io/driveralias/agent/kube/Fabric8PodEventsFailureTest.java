@@ -6,6 +6,7 @@ import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.testing.Timing;
 import io.fabric8.kubernetes.client.Config;
 import io.fabric8.kubernetes.client.ConfigBuilder;
+import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
 import org.junit.jupiter.api.AfterEach;
@@ -21,7 +22,14 @@ import org.junit.jupiter.api.Timeout;
 class Fabric8PodEventsFailureTest {
 
     private static final Duration WAIT = Duration.ofSeconds(20);
+    /** Against a server that hangs: short, so that the tests measure bounds, not waits. */
     private static final Duration REQUEST_TIMEOUT = Duration.ofMillis(300);
+    /**
+     * Against a server that answers: long enough that its answer is what the client sees. With
+     * 300 ms, beside two busy loops, a 403 came after the timeout once, and the timeout (rightly)
+     * was tried again: two requests where the refusal alone must make one.
+     */
+    private static final Duration ANSWERED_TIMEOUT = Duration.ofSeconds(10);
     /** Retries in milliseconds, so that the tests measure bounds, not backoff. */
     private static final Fabric8PodEvents.Settings FAST = Fabric8PodEvents.Settings.DEFAULTS
             .withRetries(3, Duration.ofMillis(5))
@@ -43,9 +51,17 @@ class Fabric8PodEventsFailureTest {
     }
 
     private void start(StubApiServer stub, Fabric8PodEvents.Settings settings) {
+        start(stub, settings, ANSWERED_TIMEOUT);
+    }
+
+    private void startHanging(Fabric8PodEvents.Settings settings) throws IOException {
+        start(StubApiServer.hanging(), settings, REQUEST_TIMEOUT);
+    }
+
+    private void start(StubApiServer stub, Fabric8PodEvents.Settings settings, Duration requestTimeout) {
         server = stub;
         Config config = new ConfigBuilder(Config.empty()).withAutoConfigure(false).withMasterUrl(stub.url()).build();
-        events = Fabric8PodEvents.start(KubernetesClients.build(config, REQUEST_TIMEOUT), "node-1", metrics, clock,
+        events = Fabric8PodEvents.start(KubernetesClients.build(config, requestTimeout), "node-1", metrics, clock,
                 settings);
     }
 
@@ -88,7 +104,7 @@ class Fabric8PodEventsFailureTest {
 
     @Test
     void aHangingServerTimesOutWithinTheAttemptsAndIsCountedAsFailed() throws Exception {
-        start(StubApiServer.hanging(), FAST);
+        startHanging(FAST);
 
         long began = System.nanoTime();
         events.repaired(Reports.container("ml", "p", "c"), Reports.repaired());
@@ -104,7 +120,7 @@ class Fabric8PodEventsFailureTest {
 
     @Test
     void callersDoNotWaitForAHangingServer() throws Exception {
-        start(StubApiServer.hanging(), FAST);
+        startHanging(FAST);
         int calls = 200;
 
         long[] each = new long[calls];
@@ -136,7 +152,7 @@ class Fabric8PodEventsFailureTest {
     @Test
     void aFullQueueDropsAndCountsWithoutBlocking() throws Exception {
         int capacity = 4;
-        start(StubApiServer.hanging(), FAST.withQueueCapacity(capacity));
+        startHanging(FAST.withQueueCapacity(capacity));
         ContainerRef first = Reports.container("ml", "first", "main");
 
         events.repaired(first, Reports.repaired());
