@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -152,6 +153,17 @@ class WebConfigServerTest {
         assertThat(get(client, "/metrics", TestCertificates.basic("prometheus", "n3w")).statusCode()).as("the last good one stays").isEqualTo(200);
     }
 
+    /** Until the port has taken {@code atLeast} connections from the kernel's queue. */
+    private void awaitAccepted(long atLeast) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (server.acceptedConnections() < atLeast) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("accepted connections: " + server.acceptedConnections() + ", expected " + atLeast);
+            }
+            Thread.sleep(20);
+        }
+    }
+
     @Test
     void probesAnswerOverTlsWhile16AddressesHold64IdleConnectionsEach() throws Exception {
         status.alive = true;
@@ -164,13 +176,22 @@ class WebConfigServerTest {
                 }
             }
             HttpClient client = certs.client(null);
-            long worst = 0;
-            for (int i = 0; i < 20; i++) {
+            // As in ProbeStarvationTest: one probe while the port still takes in the 1,024 (and the
+            // client's first handshake), printed, not held to the second; then 20, each held to it.
+            long setup = System.nanoTime();
+            assertThat(get(client, "/healthz", null).statusCode()).isEqualTo(200);
+            setup = System.nanoTime() - setup;
+            awaitAccepted(16 * 64 + 1);
+            long[] each = new long[20];
+            for (int i = 0; i < each.length; i++) {
                 long start = System.nanoTime();
                 assertThat(get(client, "/healthz", null).statusCode()).isEqualTo(200);
-                worst = Math.max(worst, System.nanoTime() - start);
+                each[i] = System.nanoTime() - start;
             }
-            System.out.printf("/healthz over TLS while 16 x 64 idle connections are held: worst of 20 %.1f ms%n", worst / 1e6);
+            long worst = java.util.Arrays.stream(each).max().orElseThrow();
+            System.out.printf("/healthz over TLS while 16 x 64 idle connections are held: worst of 20 %.1f ms (one while they"
+                    + " were being taken in: %.1f ms; each: %s)%n", worst / 1e6, setup / 1e6,
+                    java.util.Arrays.stream(each).map(n -> n / 1_000_000).boxed().toList());
             assertThat(Duration.ofNanos(worst)).isLessThan(Duration.ofSeconds(1));
         } finally {
             for (Socket s : idle) {
