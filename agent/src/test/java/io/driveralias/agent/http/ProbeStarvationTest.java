@@ -297,7 +297,8 @@ class ProbeStarvationTest {
         awaitAtLeast("accepted connections", server::acceptedConnections, atLeast);
     }
 
-    private static void awaitAtLeast(String what, LongSupplier count, long atLeast) throws InterruptedException {
+    /** Until {@code count} reaches {@code atLeast}, 20 s at most (also WebConfigServerTest's). */
+    static void awaitAtLeast(String what, LongSupplier count, long atLeast) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (count.getAsLong() < atLeast) {
             if (System.nanoTime() > deadline) {

@@ -18,7 +18,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.TimeUnit;
 import java.util.Optional;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -153,17 +152,6 @@ class WebConfigServerTest {
         assertThat(get(client, "/metrics", TestCertificates.basic("prometheus", "n3w")).statusCode()).as("the last good one stays").isEqualTo(200);
     }
 
-    /** Until the port has taken {@code atLeast} connections from the kernel's queue. */
-    private void awaitAccepted(long atLeast) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (server.acceptedConnections() < atLeast) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("accepted connections: " + server.acceptedConnections() + ", expected " + atLeast);
-            }
-            Thread.sleep(20);
-        }
-    }
-
     @Test
     void probesAnswerOverTlsWhile16AddressesHold64IdleConnectionsEach() throws Exception {
         status.alive = true;
@@ -181,7 +169,7 @@ class WebConfigServerTest {
             long setup = System.nanoTime();
             assertThat(get(client, "/healthz", null).statusCode()).isEqualTo(200);
             setup = System.nanoTime() - setup;
-            awaitAccepted(16 * 64 + 1);
+            ProbeStarvationTest.awaitAtLeast("accepted connections", server::acceptedConnections, 16 * 64 + 1);
             long[] each = new long[20];
             for (int i = 0; i < each.length; i++) {
                 long start = System.nanoTime();
