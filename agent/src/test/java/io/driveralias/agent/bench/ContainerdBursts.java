@@ -3,6 +3,7 @@ package io.driveralias.agent.bench;
 import io.driveralias.agent.testing.ContainerdHarness;
 import io.driveralias.agent.testing.ContainerdVersion;
 import io.driveralias.agent.testing.CpuHog;
+import io.driveralias.agent.testing.PodCgroup;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -22,14 +23,23 @@ import java.util.Map;
  */
 final class ContainerdBursts {
 
+    /** {@code agentCpuRequest}, {@code hogCpuRequest}: as {@link NriStartTimes.Settings}'s. */
     record Settings(ContainerdVersion eventsRelease, ContainerdVersion nriRelease, int bursts, int size, int warmup, int hogNice,
-                    int probeTimeoutSeconds) {
+                    int probeTimeoutSeconds, int agentCpuRequest, int hogCpuRequest) {
         static Settings fromSystemProperties() {
+            int agentRequest = Integer.getInteger("bench.agentCpuRequest", -1);
             return new Settings(ContainerdVersion.valueOf(System.getProperty("bench.containerdBursts.eventsRelease", "V1_6")),
                     ContainerdVersion.valueOf(System.getProperty("bench.containerdBursts.nriRelease", "V2_1")),
                     Integer.getInteger("bench.containerdBursts.bursts", 5), Integer.getInteger("bench.burst", 20),
                     Integer.getInteger("bench.containerdBursts.warmup", 20), Integer.getInteger("bench.hogNice", 0),
-                    Integer.getInteger("bench.probeTimeoutSeconds", 15));
+                    Integer.getInteger("bench.probeTimeoutSeconds", 15), agentRequest,
+                    agentRequest < 0 ? -1 : Integer.getInteger("bench.hogCpuRequest", 1000));
+        }
+
+        /** The busy loops and where the agent runs, as the report names them. */
+        String load() {
+            return (hogNice >= 0 ? "beside " + CpuHog.describe(hogNice, hogCpuRequest) : "no load beside")
+                    + (agentCpuRequest < 0 ? "" : "; the agent in a pod's CPU cgroup requesting " + agentCpuRequest + "m");
         }
     }
 
@@ -64,8 +74,13 @@ final class ContainerdBursts {
     private static Bursts path(String name, ContainerdHarness containerd, List<String> options, boolean nri, Settings settings,
                              List<String> jvmOptions) throws Exception {
         ContainerdWorkload workload = new ContainerdWorkload(containerd, Workload.benchDir(), settings.probeTimeoutSeconds());
-        try (AgentSubject agent = new AgentSubject(jvmOptions, "agent, " + name, options)) {
+        try (AgentSubject agent = new AgentSubject(jvmOptions, "agent, " + name, options);
+             PodCgroup pod = settings.agentCpuRequest() < 0 ? null
+                     : PodCgroup.create("daa-bench-agent-" + ProcessHandle.current().pid()).cpuRequest(settings.agentCpuRequest())) {
             agent.start();
+            if (pod != null) {
+                pod.add(agent.pid());
+            }
             if (nri) {
                 agent.awaitMetric("driver_alias_runtime_up{runtime=\"nri\"}", 1.0, Duration.ofSeconds(60));
             }
@@ -78,7 +93,7 @@ final class ContainerdBursts {
             String loadBefore = RepairBenchmark.loadAverage();
             double cpuFrom = agent.cpuSeconds();
             List<ContainerdWorkload.TimedStart> starts;
-            try (CpuHog hog = settings.hogNice() >= 0 ? new CpuHog(settings.hogNice()) : null) {
+            try (CpuHog hog = settings.hogNice() >= 0 ? new CpuHog(settings.hogNice(), settings.hogCpuRequest()) : null) {
                 starts = workload.criBursts(settings.bursts() * settings.size(), settings.size());
             }
             List<ContainerdWorkload.Started> started = starts.stream().map(ContainerdWorkload.TimedStart::started).toList();

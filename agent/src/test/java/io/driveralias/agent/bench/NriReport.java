@@ -1,6 +1,5 @@
 package io.driveralias.agent.bench;
 
-import io.driveralias.agent.testing.CpuHog;
 import java.util.List;
 import java.util.Map;
 import java.util.function.ToDoubleFunction;
@@ -44,11 +43,10 @@ final class NriReport {
         b.append(String.format("== containerd %s, NRI: what the agent adds to a pod's start, against a plugin that answers at once%n",
                 r.version()));
         b.append(String.format("  %d rounds of a block each (agent and at-once in turn, ABBA), a block: %d GPU pods then %d ordinary"
-                        + " pods one after another, %s; the agent started anew for each block, %d pods served first unmeasured;"
+                        + " pods one after another, %s; %s, started anew for each block, %d pods served first unmeasured;"
                         + " plugins of the benchmark at index 10 and 90 around the measured one at 50; load (1, 5, 15 min)"
-                        + " before %s, after %s%n", s.rounds(), s.pods(), s.pods(),
-                s.hogNice() >= 0 ? "beside " + CpuHog.describe(s.hogNice()) : "no load beside", s.warmup(), r.loadBefore(),
-                r.loadAfter()));
+                        + " before %s, after %s%n", s.rounds(), s.pods(), s.pods(), s.load(), s.agentPlace(), s.warmup(),
+                r.loadBefore(), r.loadAfter()));
         for (boolean gpu : List.of(true, false)) {
             double target = gpu ? GPU_TARGET_MS : PLAIN_TARGET_MS;
             b.append(String.format("  %s (n = %d agent, %d at once), p50 / p95 / p99 ms:  agent                   at once"
@@ -136,7 +134,7 @@ final class NriReport {
         StringBuilder b = new StringBuilder();
         b.append(String.format("== containerd bursts: %d bursts of %d GPU pods at once, %s; the agent started anew for each path,"
                         + " %d pods one after another first, unmeasured%n", s.bursts(), s.size(),
-                s.hogNice() >= 0 ? "beside " + CpuHog.describe(s.hogNice()) : "no load beside", s.warmup()));
+                s.load(), s.warmup()));
         for (ContainerdBursts.Bursts p : r.paths()) {
             b.append(String.format("  %s, containerd %s: %d of %d at the first instruction, %.1f %% (target >= %.0f %%): %s;"
                             + " the others' exposure %s; never repaired %d%n", p.name(), p.version(), p.present(), p.total(), p.percent(),

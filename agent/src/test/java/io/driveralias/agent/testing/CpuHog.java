@@ -13,18 +13,37 @@ import java.util.List;
 public final class CpuHog implements AutoCloseable {
 
     private final List<Process> loops = new ArrayList<>();
+    private final List<PodCgroup> pods = new ArrayList<>();
 
     public CpuHog(int nice) {
+        this(nice, -1);
+    }
+
+    /**
+     * {@code podCpuRequest} ≥ 0: each loop in a pod's CPU cgroup of its own, weighted as the
+     * kubelet weighs a pod that requests that many millicores (the busy training pods of a GPU
+     * node); below 0, the loops stay in the caller's cgroup.
+     */
+    public CpuHog(int nice, int podCpuRequest) {
         int cores = Runtime.getRuntime().availableProcessors();
         try {
             for (int i = 0; i < cores; i++) {
-                loops.add(new ProcessBuilder("nice", "-n", String.valueOf(nice), "sh", "-c", "while :; do :; done")
-                        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start());
+                Process loop = new ProcessBuilder("nice", "-n", String.valueOf(nice), "sh", "-c", "while :; do :; done")
+                        .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+                loops.add(loop);
+                if (podCpuRequest >= 0) {
+                    pods.add(PodCgroup.create("daa-busy-pod-" + loop.pid()).cpuRequest(podCpuRequest).add(loop.pid()));
+                }
             }
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             close();
-            throw new UncheckedIOException(e);
+            throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
         }
+    }
+
+    /** {@link #describe(int)}, with each loop's pod and its CPU request when it has one. */
+    public static String describe(int nice, int podCpuRequest) {
+        return describe(nice) + (podCpuRequest < 0 ? "" : ", each in a pod's CPU cgroup requesting " + podCpuRequest + "m");
     }
 
     public static String describe(int nice) {
@@ -37,13 +56,15 @@ public final class CpuHog implements AutoCloseable {
         for (Process p : loops) {
             p.destroyForcibly();
         }
-        for (Process p : loops) {
-            try {
+        try {
+            for (Process p : loops) {
                 p.waitFor();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                return;
             }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } finally {
+            // A loop still exiting is moved back to the root by the cgroup's close.
+            pods.forEach(PodCgroup::close);
         }
     }
 }

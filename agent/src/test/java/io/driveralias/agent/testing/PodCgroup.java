@@ -13,7 +13,8 @@ import java.util.List;
  * the test outweighs the port ten to one, which no node running the agent as a pod has; the tests
  * that measure the port under load put the agent, and the pod attacking it, each in one of these.
  * cgroup v1 (a {@code cpu} hierarchy) or v2 (the {@code cpu} controller enabled at the root); as
- * root only. Default shares (1024, weight 100), no limit.
+ * root only. Default shares (1024, weight 100), no limit, unless {@link #cpuRequest} sets the
+ * weight a pod's CPU request gets.
  */
 public final class PodCgroup implements AutoCloseable {
 
@@ -53,6 +54,27 @@ public final class PodCgroup implements AutoCloseable {
         } catch (IOException e) {
             return false;
         }
+    }
+
+    /**
+     * The weight the kubelet gives a pod that requests {@code millicores} of CPU: cgroup v1
+     * {@code cpu.shares} = millicores × 1024 / 1000, at least 2; v2 {@code cpu.weight} converted
+     * from those shares as the kubelet converts them. Under a saturated CPU the pods get CPU in
+     * proportion to these weights: a pod requesting 20m gets about 1/51 of what one requesting a
+     * whole CPU gets. No limit (no quota), as the agent's DaemonSet has none.
+     */
+    public PodCgroup cpuRequest(int millicores) {
+        long shares = Math.max(2, millicores * 1024L / 1000);
+        try {
+            if (root.endsWith("cpu")) {
+                Files.writeString(dir.resolve("cpu.shares"), Long.toString(shares));
+            } else {
+                Files.writeString(dir.resolve("cpu.weight"), Long.toString(1 + (shares - 2) * 9999 / 262142));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot set the CPU weight of " + dir, e);
+        }
+        return this;
     }
 
     /** Moves the process, every thread of it, into this cgroup; its children follow it. */
