@@ -1,6 +1,5 @@
 package io.driveralias.agent.bench;
 
-import io.driveralias.agent.testing.CpuHog;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
@@ -31,7 +30,7 @@ final class BenchmarkReport {
     /** @param readyMs the agent's launches on an idle node, each from launch to {@code /readyz} 200 */
     static String render(BenchmarkRun.Settings settings, List<BenchmarkRun.Result> results, List<Long> readyMs) {
         StringBuilder b = new StringBuilder();
-        String hog = settings.hog() ? "beside " + CpuHog.describe(settings.hogNice()) : "on an otherwise idle node";
+        String hog = settings.load();
         b.append(String.format("driver-alias-agent benchmark: %d warm-up + %d measured one after another, %d in bursts of %d "
                         + "%s, %d create-then-start (%d ms apart), %d across a dockerd restart; %d cores%n%n",
                 settings.warmup(), settings.containers(), settings.containers(), settings.burst(), hog,

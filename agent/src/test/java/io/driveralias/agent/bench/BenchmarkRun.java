@@ -1,6 +1,7 @@
 package io.driveralias.agent.bench;
 
 import io.driveralias.agent.testing.CpuHog;
+import io.driveralias.agent.testing.PodCgroup;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -19,7 +20,14 @@ final class BenchmarkRun {
      * {@code restartLoops}: the loops too go through the Docker restart (they miss it).
      */
     record Settings(int warmup, int containers, int burst, int createThenStart, Duration createGap, int acrossRestart,
-                    int probeTimeoutSeconds, int hogNice, int readyLaunches, Duration settle, boolean restartLoops) {
+                    int probeTimeoutSeconds, int hogNice, int readyLaunches, Duration settle, boolean restartLoops,
+                    int agentCpuRequest, int hogCpuRequest) {
+
+        Settings(int warmup, int containers, int burst, int createThenStart, Duration createGap, int acrossRestart,
+                 int probeTimeoutSeconds, int hogNice, int readyLaunches, Duration settle, boolean restartLoops) {
+            this(warmup, containers, burst, createThenStart, createGap, acrossRestart, probeTimeoutSeconds, hogNice, readyLaunches,
+                    settle, restartLoops, -1, -1);
+        }
 
         static Settings fromSystemProperties() {
             return new Settings(
@@ -33,7 +41,15 @@ final class BenchmarkRun {
                     Integer.getInteger("bench.hogNice", 0),
                     Integer.getInteger("bench.readyLaunches", 5),
                     Duration.ofSeconds(5),
-                    true);
+                    true,
+                    Integer.getInteger("bench.agentCpuRequest", -1),
+                    Integer.getInteger("bench.agentCpuRequest", -1) < 0 ? -1 : Integer.getInteger("bench.hogCpuRequest", 1000));
+        }
+
+        /** The busy loops of the bursts, and where the agent runs, as the report names them. */
+        String load() {
+            return (hog() ? "beside " + CpuHog.describe(hogNice, hogCpuRequest) : "on an otherwise idle node")
+                    + (agentCpuRequest < 0 ? "" : "; the agent in a pod's CPU cgroup requesting " + agentCpuRequest + "m");
         }
 
         boolean hog() {
@@ -66,6 +82,14 @@ final class BenchmarkRun {
         Steps steps = new Steps(subject.name());
         long ready = subject.start();
         steps.done("start");
+        // As NriStartTimes: the agent weighted as its pod's request (the loops a user would write stay as they are).
+        try (PodCgroup pod = settings.agentCpuRequest() >= 0 && subject instanceof AgentSubject agent
+                ? PodCgroup.create("daa-bench-agent-" + agent.pid()).cpuRequest(settings.agentCpuRequest()).add(agent.pid()) : null) {
+            return measure(subject, steps, ready);
+        }
+    }
+
+    private Result measure(Subject subject, Steps steps, long ready) throws Exception {
         double cpuBefore = subject.cpuSeconds();
         // Class loading and the JIT happen here, as on a node whose agent has been up a while.
         List<String> warm = workload.sequential(settings.warmup());
@@ -95,7 +119,7 @@ final class BenchmarkRun {
         steps.done("one after another");
         List<String> bursts;
         if (settings.hog()) {
-            try (CpuHog hog = new CpuHog(settings.hogNice())) {
+            try (CpuHog hog = new CpuHog(settings.hogNice(), settings.hogCpuRequest())) {
                 bursts = workload.bursts(settings.containers(), settings.burst());
             }
         } else {
