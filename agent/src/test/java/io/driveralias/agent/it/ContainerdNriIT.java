@@ -8,6 +8,8 @@ import io.driveralias.agent.testing.ContainerdHarness;
 import io.driveralias.agent.testing.ContainerdVersion;
 import io.driveralias.agent.testing.CpuHog;
 import io.driveralias.agent.testing.CriClient;
+import io.driveralias.agent.testing.DaemonSetAgent;
+import io.driveralias.agent.testing.PodCgroup;
 import io.driveralias.agent.testing.SharedEngines;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -25,7 +27,8 @@ import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * The packaged agent as containerd's NRI plugin (containerd 1.7.24 with NRI on, 2.1.9 where it is
- * on by default), beside a busy loop on each core: GPU containers made through the CRI have their
+ * on by default), beside a busy loop on each core in a pod requesting a whole CPU, the agent weighted
+ * as the DaemonSet's CPU request: GPU containers made through the CRI have their
  * aliases and loader cache at their first instruction, the first container whose files the
  * runtime's hook adds after an agent start included; a pod starts whatever the agent does (killed
  * mid-burst, or past its deadline) and is repaired right after; {@code ctr run} containers, which
@@ -56,8 +59,12 @@ class ContainerdNriIT {
                                                                                       @TempDir Path logs)
             throws InterruptedException {
         ContainerdHarness containerd = ContainerdHarness.of(release);
+        // As on a node whose pods keep every core busy: the agent weighted as the DaemonSet's CPU request, each busy
+        // loop as a pod requesting a whole CPU (in one cgroup with the loops, each agent thread would weigh as one).
+        int request = DaemonSetAgent.load().cpuRequestMillicores();
         try (CriProbes cri = new CriProbes(containerd); AgentProcess agent = agent(containerd, "--gpu-runtime", "nvidia");
-             CpuHog hog = new CpuHog(0)) {
+             PodCgroup pod = PodCgroup.create("daa-nri-it-agent-" + agent.pid()).cpuRequest(request).add(agent.pid());
+             CpuHog hog = new CpuHog(0, 1000)) {
             // The very first container whose files the nvidia handler's hook adds: nothing learned yet.
             Probe first = cri.pod("nri-hook-first", "nvidia", gpu("compute,utility"));
             List<Probe> declared = new ArrayList<>();
@@ -78,7 +85,8 @@ class ContainerdNriIT {
             cri.firstInstructions(plain);
             System.out.printf("[containerd-nri] %s, %s: the first hook-added container after the agent started %d of 1;"
                     + " declared files %d of %d; hook-added files %d of %d at the first instruction; reported before start %d"
-                    + " of %d%n", release, CpuHog.describe(0), firstAtFirst, declaredAtFirst, N, hookedAtFirst, N, before, N);
+                    + " of %d%n", release, CpuHog.describe(0, 1000) + ", the agent requesting " + request + "m", firstAtFirst,
+                    declaredAtFirst, N, hookedAtFirst, N, before, N);
             assertThat(firstAtFirst).as("the first hook-added container").isEqualTo(1);
             assertThat(declaredAtFirst).as("declared files at the first instruction").isEqualTo(N);
             assertThat(hookedAtFirst).as("hook-added files at the first instruction").isEqualTo(N);

@@ -155,6 +155,15 @@ public final class DaemonSetAgent {
                 : java.util.OptionalLong.of(Quantity.getAmountInBytes(limits.get("memory")).longValueExact());
     }
 
+    /** The container's CPU request in millicores: its weight when the node's CPUs are all busy. */
+    public int cpuRequestMillicores() {
+        Map<String, Quantity> requests = agent.getResources() == null ? null : agent.getResources().getRequests();
+        if (requests == null || !requests.containsKey("cpu")) {
+            throw new IllegalStateException("the agent container requests no CPU");
+        }
+        return Quantity.getAmountInBytes(requests.get("cpu")).multiply(java.math.BigDecimal.valueOf(1000)).intValue();
+    }
+
     /** How long the kubelet waits after SIGTERM, for {@code docker stop -t}. */
     public long terminationGraceSeconds() {
         return pod.getTerminationGracePeriodSeconds() == null ? 30 : pod.getTerminationGracePeriodSeconds();
