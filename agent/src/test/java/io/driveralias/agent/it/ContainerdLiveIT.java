@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.it.CriProbes.Probe;
 import io.driveralias.agent.testing.AgentProcess;
+import io.driveralias.agent.testing.BusyNode;
 import io.driveralias.agent.testing.ContainerdHarness;
 import io.driveralias.agent.testing.ContainerdVersion;
 import io.driveralias.agent.testing.CriClient;
+import io.driveralias.agent.testing.KubeletProbes;
 import io.driveralias.agent.testing.RealDriver.Arch;
 import io.driveralias.agent.testing.RealDriver;
 import io.driveralias.agent.testing.SharedEngines;
@@ -49,6 +51,8 @@ import org.junit.jupiter.params.provider.EnumSource;
  * (CRI mounts), and added by the {@code nvidia} handler's hook in the container's own mount
  * namespace as NVIDIA's legacy hook does. Each test has an agent of its own (what it learns of
  * the runtime's files starts from nothing); the figures are printed as {@code [containerd-live]}.
+ * The first-instruction tests run on a {@link BusyNode}: a busy loop on each core in a 1-CPU pod,
+ * the agent weighted as the DaemonSet's CPU request.
  */
 @Timeout(300)
 @ResourceLock(SharedEngines.CONTAINERD)
@@ -99,8 +103,9 @@ class ContainerdLiveIT {
 
     @Test
     void declaredDriverFilesAreThereAtTheFirstInstruction() {
-        try (CriProbes cri = new CriProbes(containerd)) {
-            AgentProcess agent = agent();
+        AgentProcess agent = agent();
+        try (CriProbes cri = new CriProbes(containerd); BusyNode busy = BusyNode.around(agent.pid());
+             KubeletProbes kubelet = new KubeletProbes(agent)) {
             List<Probe> probes = new ArrayList<>();
             for (int i = 0; i < N; i++) {
                 // Half as the device plugin leaves them (the variable set), half with the host's files alone.
@@ -109,9 +114,13 @@ class ContainerdLiveIT {
             }
             int first = cri.atFirstInstruction(probes, agent);
             int before = CriProbes.reportedBeforeStart(agent, probes.stream().map(Probe::shortId).toList());
-            System.out.printf("[containerd-live] CRI, declared driver files: the driver listed and loaded at the first"
-                    + " instruction in %d of %d; reported repaired before start %d of %d%n", first, N, before, N);
+            kubelet.close();
+            System.out.printf("[containerd-live] CRI, declared driver files, %s: the driver listed and loaded at the first"
+                    + " instruction in %d of %d; reported repaired before start %d of %d; the kubelet's probes meanwhile: %s%n",
+                    busy.describe(), first, N, before, N, kubelet.summary());
             assertThat(first).as("aliases and cache at the first instruction (target >= 99 %)").isEqualTo(N);
+            // The agent's weight is its pod's, and the probes need a core as the repairs do: never locked out.
+            assertThat(kubelet.failed()).as("the kubelet's probes on the busy node while the pods started").isEmpty();
             // "Before start" is what the agent can prove: the process still the runtime's init after
             // its write. Under load that look can come after the program began, and the agent then
             // says "after start" of a container that had its aliases (9 of 10 said so once in CI, 10
@@ -122,15 +131,15 @@ class ContainerdLiveIT {
 
     @Test
     void driverFilesTheNvidiaHandlersHookAddsAreThereAtTheFirstInstructionOnceOneContainerShowedThem() throws IOException {
-        try (CriProbes cri = new CriProbes(containerd)) {
-            AgentProcess agent = agent("--gpu-runtime", "nvidia");
+        AgentProcess agent = agent("--gpu-runtime", "nvidia");
+        try (CriProbes cri = new CriProbes(containerd); BusyNode busy = BusyNode.around(agent.pid())) {
             Probe first = cri.pod("runtime-added-first", "nvidia", gpu("compute,utility"));
             String firstOut = cri.firstInstructions(first);
             agent.awaitLog("repaired container " + first.shortId(), Duration.ofSeconds(30));
             assertHookMountedInItsOwnNamespace(first);
             boolean firstBeat = CriProbes.cached(firstOut) && CriProbes.loads(firstOut);
-            System.out.printf("[containerd-live] CRI, runtime-added files, the first container after the agent started:"
-                    + " %s at its first instruction; the agent: %s%n", firstBeat ? "there" : "NOT there",
+            System.out.printf("[containerd-live] CRI, runtime-added files, %s, the first container after the agent started:"
+                    + " %s at its first instruction; the agent: %s%n", busy.describe(), firstBeat ? "there" : "NOT there",
                     agent.logLines("repaired container " + first.shortId()).getFirst().replaceFirst(".*repaired", "repaired"));
 
             List<Probe> later = new ArrayList<>();
@@ -194,7 +203,7 @@ class ContainerdLiveIT {
     void ctrRunWithBindsOfTheDriverFiles(@TempDir Path logs) {
         List<String> ids = new ArrayList<>();
         AgentProcess agent = agent();
-        try {
+        try (BusyNode busy = BusyNode.around(agent.pid())) {
             String image = containerd.debianImage(ContainerdHarness.K8S);
             for (int i = 0; i < N; i++) {
                 String id = "ctr-run-" + i + "-" + UUID.randomUUID().toString().substring(0, 8);
@@ -218,8 +227,8 @@ class ContainerdLiveIT {
             }
             // Every one repaired (reportedBeforeStart waits for each one's line).
             int before = CriProbes.reportedBeforeStart(agent, ids.stream().map(id -> id.substring(0, 12)).toList());
-            System.out.printf("[containerd-live] ctr run with binds: the driver listed and loaded at the first instruction"
-                    + " in %d of %d; reported repaired before start %d of %d%n", atFirst, N, before, N);
+            System.out.printf("[containerd-live] ctr run with binds, %s: the driver listed and loaded at the first instruction"
+                    + " in %d of %d; reported repaired before start %d of %d%n", busy.describe(), atFirst, N, before, N);
             for (String shortId : lacked) {
                 assertThat(agent.logLines("repaired container " + shortId + " (")).as("said before start of " + shortId
                         + ", which lacked its aliases at its first instruction").noneMatch(l -> l.contains(") before start"));

@@ -4,12 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.it.CriProbes.Probe;
 import io.driveralias.agent.testing.AgentProcess;
+import io.driveralias.agent.testing.BusyNode;
 import io.driveralias.agent.testing.ContainerdHarness;
 import io.driveralias.agent.testing.ContainerdVersion;
-import io.driveralias.agent.testing.CpuHog;
 import io.driveralias.agent.testing.CriClient;
-import io.driveralias.agent.testing.DaemonSetAgent;
-import io.driveralias.agent.testing.PodCgroup;
 import io.driveralias.agent.testing.SharedEngines;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -59,12 +57,8 @@ class ContainerdNriIT {
                                                                                       @TempDir Path logs)
             throws InterruptedException {
         ContainerdHarness containerd = ContainerdHarness.of(release);
-        // As on a node whose pods keep every core busy: the agent weighted as the DaemonSet's CPU request, each busy
-        // loop as a pod requesting a whole CPU (in one cgroup with the loops, each agent thread would weigh as one).
-        int request = DaemonSetAgent.load().cpuRequestMillicores();
         try (CriProbes cri = new CriProbes(containerd); AgentProcess agent = agent(containerd, "--gpu-runtime", "nvidia");
-             PodCgroup pod = PodCgroup.create("daa-nri-it-agent-" + agent.pid()).cpuRequest(request).add(agent.pid());
-             CpuHog hog = new CpuHog(0, 1000)) {
+             BusyNode busy = BusyNode.around(agent.pid())) {
             // The very first container whose files the nvidia handler's hook adds: nothing learned yet.
             Probe first = cri.pod("nri-hook-first", "nvidia", gpu("compute,utility"));
             List<Probe> declared = new ArrayList<>();
@@ -85,7 +79,7 @@ class ContainerdNriIT {
             cri.firstInstructions(plain);
             System.out.printf("[containerd-nri] %s, %s: the first hook-added container after the agent started %d of 1;"
                     + " declared files %d of %d; hook-added files %d of %d at the first instruction; reported before start %d"
-                    + " of %d%n", release, CpuHog.describe(0, 1000) + ", the agent requesting " + request + "m", firstAtFirst,
+                    + " of %d%n", release, busy.describe(), firstAtFirst,
                     declaredAtFirst, N, hookedAtFirst, N, before, N);
             assertThat(firstAtFirst).as("the first hook-added container").isEqualTo(1);
             assertThat(declaredAtFirst).as("declared files at the first instruction").isEqualTo(N);

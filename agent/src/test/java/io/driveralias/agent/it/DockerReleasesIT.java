@@ -3,7 +3,7 @@ package io.driveralias.agent.it;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.testing.AgentProcess;
-import io.driveralias.agent.testing.CpuHog;
+import io.driveralias.agent.testing.BusyNode;
 import io.driveralias.agent.testing.DockerHarness;
 import io.driveralias.agent.testing.DockerRelease;
 import io.driveralias.agent.testing.RealDriver;
@@ -26,7 +26,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 /**
  * The Docker ITs' core cases on each Docker this project runs side by side: Debian 12's 20.10,
  * Debian 13's 26.1 and sid's 28.5, each with overlay2 and (26.1, 28.5: 20.10 has none) with
- * containerd's image store, Docker 29's default storage. On each, with a busy loop on every core:
+ * containerd's image store, Docker 29's default storage. On each, on a {@link BusyNode} (a busy loop
+ * on every core in a 1-CPU pod, the agent weighted as the DaemonSet's CPU request):
  * {@code docker run} and create-then-start (300 ms apart) with the driver's files declared as binds,
  * {@code docker run} with the files added by the container's runtime (a test runtime that plays the
  * NVIDIA runtime), and {@code docker run} after dockerd restarted under the agent. Each container's
@@ -107,7 +108,7 @@ class DockerReleasesIT {
                     containers.awaitWorking(first);
                     Map<String, List<String>> probes = new LinkedHashMap<>();
                     String[] declared = RealDriver.mounts(RealContainers.LIB_DIR).toArray(String[]::new);
-                    try (CpuHog hog = new CpuHog(0)) {
+                    try (BusyNode busy = BusyNode.around(agent.pid())) {
                         for (int i = 0; i < RUNS; i++) {
                             probes.computeIfAbsent("docker run", k -> new ArrayList<>()).add(containers.startProbing("run", declared));
                         }
@@ -130,7 +131,7 @@ class DockerReleasesIT {
                 agent.await("a second connection", Duration.ofSeconds(60),
                         () -> agent.logLines("watching Docker events").size() >= 2);
                 try (RealContainers containers = new RealContainers(docker);
-                     CpuHog hog = new CpuHog(0)) {
+                     BusyNode busy = BusyNode.around(agent.pid())) {
                     String[] declared = RealDriver.mounts(RealContainers.LIB_DIR).toArray(String[]::new);
                     List<String> ids = new ArrayList<>();
                     for (int i = 0; i < AFTER_RESTART; i++) {
@@ -215,7 +216,7 @@ class DockerReleasesIT {
     @AfterAll
     static void table() {
         StringBuilder out = new StringBuilder("[docker-releases] aliases at the first instruction, beside "
-                + CpuHog.describe(0) + ", Docker's containerd " + CONTAINERD + "\n");
+                + BusyNode.describeShipped() + ", Docker's containerd " + CONTAINERD + "\n");
         out.append(String.format("| %-34s | %-14s | %-14s | %-15s | %-15s | %-7s |%n", "Docker, storage", "docker run",
                 "create, start", "runtime's files", "after a restart", "seconds"));
         RESULTS.forEach((row, tallies) -> out.append(String.format("| %-34s | %-14s | %-14s | %-15s | %-15s | %7d |%n", row,
