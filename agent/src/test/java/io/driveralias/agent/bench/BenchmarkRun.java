@@ -21,12 +21,12 @@ final class BenchmarkRun {
      */
     record Settings(int warmup, int containers, int burst, int createThenStart, Duration createGap, int acrossRestart,
                     int probeTimeoutSeconds, int hogNice, int readyLaunches, Duration settle, boolean restartLoops,
-                    int agentCpuRequest, int hogCpuRequest) {
+                    PodWeights weights) {
 
         Settings(int warmup, int containers, int burst, int createThenStart, Duration createGap, int acrossRestart,
                  int probeTimeoutSeconds, int hogNice, int readyLaunches, Duration settle, boolean restartLoops) {
             this(warmup, containers, burst, createThenStart, createGap, acrossRestart, probeTimeoutSeconds, hogNice, readyLaunches,
-                    settle, restartLoops, -1, -1);
+                    settle, restartLoops, PodWeights.SHARED);
         }
 
         static Settings fromSystemProperties() {
@@ -42,14 +42,12 @@ final class BenchmarkRun {
                     Integer.getInteger("bench.readyLaunches", 5),
                     Duration.ofSeconds(5),
                     true,
-                    Integer.getInteger("bench.agentCpuRequest", -1),
-                    Integer.getInteger("bench.agentCpuRequest", -1) < 0 ? -1 : Integer.getInteger("bench.hogCpuRequest", 1000));
+                    PodWeights.fromSystemProperties());
         }
 
         /** The busy loops of the bursts, and where the agent runs, as the report names them. */
         String load() {
-            return (hog() ? "beside " + CpuHog.describe(hogNice, hogCpuRequest) : "on an otherwise idle node")
-                    + (agentCpuRequest < 0 ? "" : "; the agent in a pod's CPU cgroup requesting " + agentCpuRequest + "m");
+            return (hog() ? "beside " + weights.describeLoops(hogNice) : "on an otherwise idle node") + "; " + weights.agentPlace();
         }
 
         boolean hog() {
@@ -83,8 +81,8 @@ final class BenchmarkRun {
         long ready = subject.start();
         steps.done("start");
         // As NriStartTimes: the agent weighted as its pod's request (the loops a user would write stay as they are).
-        try (PodCgroup pod = settings.agentCpuRequest() >= 0 && subject instanceof AgentSubject agent
-                ? PodCgroup.create("daa-bench-agent-" + agent.pid()).cpuRequest(settings.agentCpuRequest()).add(agent.pid()) : null) {
+        try (PodCgroup pod = settings.weights().agentInPod() && subject instanceof AgentSubject agent
+                ? settings.weights().agentPod("daa-bench-agent-" + agent.pid()).add(agent.pid()) : null) {
             return measure(subject, steps, ready);
         }
     }
@@ -119,7 +117,7 @@ final class BenchmarkRun {
         steps.done("one after another");
         List<String> bursts;
         if (settings.hog()) {
-            try (CpuHog hog = new CpuHog(settings.hogNice(), settings.hogCpuRequest())) {
+            try (CpuHog hog = settings.weights().loops(settings.hogNice())) {
                 bursts = workload.bursts(settings.containers(), settings.burst());
             }
         } else {

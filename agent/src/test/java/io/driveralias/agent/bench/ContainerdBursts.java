@@ -23,23 +23,20 @@ import java.util.Map;
  */
 final class ContainerdBursts {
 
-    /** {@code agentCpuRequest}, {@code hogCpuRequest}: as {@link NriStartTimes.Settings}'s. */
+    /** {@code weights}: where the agent and the busy loops run ({@link PodWeights}). */
     record Settings(ContainerdVersion eventsRelease, ContainerdVersion nriRelease, int bursts, int size, int warmup, int hogNice,
-                    int probeTimeoutSeconds, int agentCpuRequest, int hogCpuRequest) {
+                    int probeTimeoutSeconds, PodWeights weights) {
         static Settings fromSystemProperties() {
-            int agentRequest = Integer.getInteger("bench.agentCpuRequest", -1);
             return new Settings(ContainerdVersion.valueOf(System.getProperty("bench.containerdBursts.eventsRelease", "V1_6")),
                     ContainerdVersion.valueOf(System.getProperty("bench.containerdBursts.nriRelease", "V2_1")),
                     Integer.getInteger("bench.containerdBursts.bursts", 5), Integer.getInteger("bench.burst", 20),
                     Integer.getInteger("bench.containerdBursts.warmup", 20), Integer.getInteger("bench.hogNice", 0),
-                    Integer.getInteger("bench.probeTimeoutSeconds", 15), agentRequest,
-                    agentRequest < 0 ? -1 : Integer.getInteger("bench.hogCpuRequest", 1000));
+                    Integer.getInteger("bench.probeTimeoutSeconds", 15), PodWeights.fromSystemProperties());
         }
 
         /** The busy loops and where the agent runs, as the report names them. */
         String load() {
-            return (hogNice >= 0 ? "beside " + CpuHog.describe(hogNice, hogCpuRequest) : "no load beside")
-                    + (agentCpuRequest < 0 ? "" : "; the agent in a pod's CPU cgroup requesting " + agentCpuRequest + "m");
+            return (hogNice >= 0 ? "beside " + weights.describeLoops(hogNice) : "no load beside") + "; " + weights.agentPlace();
         }
     }
 
@@ -75,8 +72,7 @@ final class ContainerdBursts {
                              List<String> jvmOptions) throws Exception {
         ContainerdWorkload workload = new ContainerdWorkload(containerd, Workload.benchDir(), settings.probeTimeoutSeconds());
         try (AgentSubject agent = new AgentSubject(jvmOptions, "agent, " + name, options);
-             PodCgroup pod = settings.agentCpuRequest() < 0 ? null
-                     : PodCgroup.create("daa-bench-agent-" + ProcessHandle.current().pid()).cpuRequest(settings.agentCpuRequest())) {
+             PodCgroup pod = settings.weights().agentPod("daa-bench-agent-" + ProcessHandle.current().pid())) {
             agent.start();
             if (pod != null) {
                 pod.add(agent.pid());
@@ -93,7 +89,7 @@ final class ContainerdBursts {
             String loadBefore = RepairBenchmark.loadAverage();
             double cpuFrom = agent.cpuSeconds();
             List<ContainerdWorkload.TimedStart> starts;
-            try (CpuHog hog = settings.hogNice() >= 0 ? new CpuHog(settings.hogNice(), settings.hogCpuRequest()) : null) {
+            try (CpuHog hog = settings.weights().loops(settings.hogNice())) {
                 starts = workload.criBursts(settings.bursts() * settings.size(), settings.size());
             }
             List<ContainerdWorkload.Started> started = starts.stream().map(ContainerdWorkload.TimedStart::started).toList();

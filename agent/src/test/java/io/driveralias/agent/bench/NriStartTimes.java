@@ -33,35 +33,27 @@ final class NriStartTimes {
     static final String AT_ONCE = "at once";
     private static final Duration PATIENCE = Duration.ofSeconds(60);
 
-    /**
-     * {@code agentCpuRequest} ≥ 0: the agent runs in a pod's CPU cgroup weighted as the kubelet
-     * weighs that request in millicores (the DaemonSet's is 20m), and each busy loop in a pod of
-     * its own requesting {@code hogCpuRequest}: the weights a node gives them, where on a test
-     * machine all share one cgroup. Below 0: all in the benchmark's cgroup, as before.
-     */
-    record Settings(ContainerdVersion release, int rounds, int pods, int warmup, int hogNice, int agentCpuRequest,
-                    int hogCpuRequest) {
+    /** {@code weights}: where the agent and the busy loops run ({@link PodWeights}). */
+    record Settings(ContainerdVersion release, int rounds, int pods, int warmup, int hogNice, PodWeights weights) {
         Settings(ContainerdVersion release, int rounds, int pods, int warmup, int hogNice) {
-            this(release, rounds, pods, warmup, hogNice, -1, -1);
+            this(release, rounds, pods, warmup, hogNice, PodWeights.SHARED);
         }
 
         static Settings fromSystemProperties() {
-            int agentRequest = Integer.getInteger("bench.agentCpuRequest", -1);
             return new Settings(ContainerdVersion.valueOf(System.getProperty("bench.nri.release", "V2_1")),
                     Integer.getInteger("bench.nri.rounds", 4), Integer.getInteger("bench.nri.pods", 30),
-                    Integer.getInteger("bench.nri.warmup", 20), Integer.getInteger("bench.nri.hogNice", 0), agentRequest,
-                    agentRequest < 0 ? -1 : Integer.getInteger("bench.hogCpuRequest", 1000));
+                    Integer.getInteger("bench.nri.warmup", 20), Integer.getInteger("bench.nri.hogNice", 0),
+                    PodWeights.fromSystemProperties());
         }
 
         /** The busy loops, as the report names them. */
         String load() {
-            return hogNice >= 0 ? "beside " + CpuHog.describe(hogNice, hogCpuRequest) : "no load beside";
+            return hogNice >= 0 ? "beside " + weights.describeLoops(hogNice) : "no load beside";
         }
 
         /** Where the agent runs, as the report names it. */
         String agentPlace() {
-            return agentCpuRequest < 0 ? "the agent in the benchmark's own cgroup"
-                    : "the agent in a pod's CPU cgroup requesting " + agentCpuRequest + "m";
+            return weights.agentPlace();
         }
     }
 
@@ -138,8 +130,7 @@ final class NriStartTimes {
     private void block(boolean agent) throws Exception {
         if (agent) {
             try (AgentSubject subject = new AgentSubject(jvmOptions, "agent as NRI plugin", nriOptions(containerd));
-                 PodCgroup pod = settings.agentCpuRequest() < 0 ? null
-                         : PodCgroup.create("daa-bench-agent-" + ProcessHandle.current().pid()).cpuRequest(settings.agentCpuRequest())) {
+                 PodCgroup pod = settings.weights().agentPod("daa-bench-agent-" + ProcessHandle.current().pid())) {
                 subject.start();
                 if (pod != null) {
                     // Once ready, before the pods it serves unmeasured: their JIT compilations run at the pod's weight too, as on a node.
@@ -172,7 +163,7 @@ final class NriStartTimes {
 
     /** Returns the ids of the GPU containers measured. */
     private List<String> measure(String subject, AgentSubject agent) throws Exception {
-        try (CpuHog hog = settings.hogNice() >= 0 ? new CpuHog(settings.hogNice(), settings.hogCpuRequest()) : null) {
+        try (CpuHog hog = settings.weights().loops(settings.hogNice())) {
             List<String> gpu = kind(subject, agent, true, gpuCpu);
             kind(subject, agent, false, plainCpu);
             return gpu;
