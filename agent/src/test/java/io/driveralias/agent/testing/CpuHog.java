@@ -14,6 +14,11 @@ public final class CpuHog implements AutoCloseable {
 
     private final List<Process> loops = new ArrayList<>();
     private final List<PodCgroup> pods = new ArrayList<>();
+    /**
+     * The loops are the test JVM's children and outlive it: a run ended by a timeout (SIGTERM to
+     * Maven, whose forked JVM then exits) would leave two busy cores behind for every later run.
+     */
+    private final Thread onExit = new Thread(this::stop, "cpu-hog-exit");
 
     public CpuHog(int nice) {
         this(nice, -1);
@@ -35,6 +40,7 @@ public final class CpuHog implements AutoCloseable {
                     pods.add(PodCgroup.create("daa-busy-pod-" + loop.pid()).cpuRequest(podCpuRequest).add(loop.pid()));
                 }
             }
+            Runtime.getRuntime().addShutdownHook(onExit);
         } catch (IOException | RuntimeException e) {
             close();
             throw e instanceof IOException io ? new UncheckedIOException(io) : (RuntimeException) e;
@@ -53,6 +59,15 @@ public final class CpuHog implements AutoCloseable {
 
     @Override
     public void close() {
+        try {
+            Runtime.getRuntime().removeShutdownHook(onExit);
+        } catch (IllegalStateException | IllegalArgumentException e) {
+            // The JVM is exiting (the hook stops the loops), or the constructor failed before adding it.
+        }
+        stop();
+    }
+
+    private void stop() {
         for (Process p : loops) {
             p.destroyForcibly();
         }
