@@ -8,6 +8,7 @@ import io.driveralias.agent.testing.BusyNode;
 import io.driveralias.agent.testing.ContainerdHarness;
 import io.driveralias.agent.testing.ContainerdVersion;
 import io.driveralias.agent.testing.CriClient;
+import io.driveralias.agent.testing.KubeletProbes;
 import io.driveralias.agent.testing.SharedEngines;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -58,7 +59,7 @@ class ContainerdNriIT {
             throws InterruptedException {
         ContainerdHarness containerd = ContainerdHarness.of(release);
         try (CriProbes cri = new CriProbes(containerd); AgentProcess agent = agent(containerd, "--gpu-runtime", "nvidia");
-             BusyNode busy = BusyNode.around(agent.pid())) {
+             BusyNode busy = BusyNode.around(agent.pid()); KubeletProbes kubelet = new KubeletProbes(agent)) {
             // The very first container whose files the nvidia handler's hook adds: nothing learned yet.
             Probe first = cri.pod("nri-hook-first", "nvidia", gpu("compute,utility"));
             List<Probe> declared = new ArrayList<>();
@@ -77,10 +78,13 @@ class ContainerdNriIT {
             int hookedAtFirst = cri.atFirstInstruction(hooked, agent);
             int before = CriProbes.reportedBeforeStart(agent, declared.stream().map(Probe::shortId).toList());
             cri.firstInstructions(plain);
+            kubelet.close();
             System.out.printf("[containerd-nri] %s, %s: the first hook-added container after the agent started %d of 1;"
                     + " declared files %d of %d; hook-added files %d of %d at the first instruction; reported before start %d"
-                    + " of %d%n", release, busy.describe(), firstAtFirst,
-                    declaredAtFirst, N, hookedAtFirst, N, before, N);
+                    + " of %d; the kubelet's probes meanwhile: %s%n", release, busy.describe(), firstAtFirst,
+                    declaredAtFirst, N, hookedAtFirst, N, before, N, kubelet.summary());
+            // Inside every GPU pod's start, at the pod's weight: the probes still answered.
+            assertThat(kubelet.failed()).as("the kubelet's probes on the busy node while the pods started").isEmpty();
             assertThat(firstAtFirst).as("the first hook-added container").isEqualTo(1);
             assertThat(declaredAtFirst).as("declared files at the first instruction").isEqualTo(N);
             assertThat(hookedAtFirst).as("hook-added files at the first instruction").isEqualTo(N);
