@@ -1,5 +1,6 @@
 package io.driveralias.agent.bench;
 
+import io.driveralias.agent.testing.BusyNode;
 import io.driveralias.agent.testing.CpuHog;
 import io.driveralias.agent.testing.DaemonSetAgent;
 import io.driveralias.agent.testing.PodCgroup;
@@ -14,7 +15,7 @@ import io.driveralias.agent.testing.PodCgroup;
  * <p>By default the DaemonSet's own request and loops of a whole CPU each, as on a GPU node whose
  * training pods keep every core busy; {@code -Dbench.agentCpuRequest=M} measures another request,
  * {@code -1} the shared cgroup of the runs before 2026-12-03; {@code -Dbench.hogCpuRequest=M}
- * weighs the loops.
+ * weighs the loops. The ITs' {@link BusyNode} is these defaults.
  */
 record PodWeights(int agentCpuRequest, int loopCpuRequest) {
 
@@ -23,7 +24,7 @@ record PodWeights(int agentCpuRequest, int loopCpuRequest) {
 
     static PodWeights fromSystemProperties() {
         int agent = Integer.getInteger("bench.agentCpuRequest", DaemonSetAgent.load().cpuRequestMillicores());
-        return agent < 0 ? SHARED : new PodWeights(agent, Integer.getInteger("bench.hogCpuRequest", 1000));
+        return agent < 0 ? SHARED : new PodWeights(agent, Integer.getInteger("bench.hogCpuRequest", BusyNode.LOOP_REQUEST));
     }
 
     boolean agentInPod() {

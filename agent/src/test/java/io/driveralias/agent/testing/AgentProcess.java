@@ -151,14 +151,9 @@ public final class AgentProcess implements AutoCloseable {
 
     /** GET /readyz: its status code, or -1 when nothing answers within a second. */
     public int readyz() {
-        return probe("/readyz");
-    }
-
-    /** GET {@code path} as a kubelet's probe: its status code, or -1 when nothing answers within a second. */
-    public int probe(String path) {
         try {
             return java.net.http.HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(1)).build().send(
-                    java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + path))
+                    java.net.http.HttpRequest.newBuilder(java.net.URI.create("http://127.0.0.1:" + port + "/readyz"))
                             .timeout(Duration.ofSeconds(1)).build(), java.net.http.HttpResponse.BodyHandlers.discarding())
                     .statusCode();
         } catch (IOException e) {

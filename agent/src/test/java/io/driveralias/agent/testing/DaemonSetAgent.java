@@ -166,17 +166,11 @@ public final class DaemonSetAgent {
 
     /** How long the kubelet waits for an answer to the liveness or the readiness probe, whichever is shorter. */
     public java.time.Duration probeTimeout() {
-        int liveness = agent.getLivenessProbe() == null ? Integer.MAX_VALUE : timeoutSeconds(agent.getLivenessProbe());
-        int readiness = agent.getReadinessProbe() == null ? Integer.MAX_VALUE : timeoutSeconds(agent.getReadinessProbe());
-        if (liveness == Integer.MAX_VALUE && readiness == Integer.MAX_VALUE) {
-            throw new IllegalStateException("the agent container has no liveness or readiness probe");
-        }
-        return java.time.Duration.ofSeconds(Math.min(liveness, readiness));
-    }
-
-    private static int timeoutSeconds(io.fabric8.kubernetes.api.model.Probe probe) {
-        // Kubernetes' default when the field is left out.
-        return probe.getTimeoutSeconds() == null ? 1 : probe.getTimeoutSeconds();
+        // A probe without timeoutSeconds gets Kubernetes' default, 1 s.
+        int seconds = java.util.stream.Stream.of(agent.getLivenessProbe(), agent.getReadinessProbe()).filter(java.util.Objects::nonNull)
+                .mapToInt(p -> p.getTimeoutSeconds() == null ? 1 : p.getTimeoutSeconds()).min()
+                .orElseThrow(() -> new IllegalStateException("the agent container has no liveness or readiness probe"));
+        return java.time.Duration.ofSeconds(seconds);
     }
 
     /** How long the kubelet waits after SIGTERM, for {@code docker stop -t}. */
