@@ -69,10 +69,6 @@ final class GpuContainers implements AutoCloseable {
             ids = List.copyOf(started);
             started.clear();
         }
-        if (!ids.isEmpty()) {
-            List<String> args = new ArrayList<>(List.of("rm", "-f"));
-            args.addAll(ids);
-            docker.tryRun(args.toArray(String[]::new));
-        }
+        docker.removeContainers(ids);
     }
 }

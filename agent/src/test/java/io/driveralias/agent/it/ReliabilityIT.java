@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DockerHarness;
+import io.driveralias.agent.testing.DockerRelease;
 import io.driveralias.agent.testing.Processes;
 import io.driveralias.agent.testing.SharedEngines;
 import io.driveralias.agent.testing.TestImages;
@@ -80,7 +81,7 @@ class ReliabilityIT {
     @Test
     void dockerdCrashedMidBurstThenFrozen() throws Exception {
         try (DockerHarness docker = DockerHarness.startAnother()) {
-            String image = TestImages.imageOn(docker, "debian-layout", DEBIAN_LIB, root -> { });
+            String image = TestImages.image(docker, "debian-layout", DEBIAN_LIB, root -> { });
             try (GpuContainers containers = new GpuContainers(docker);
                  AgentProcess agent = AgentProcess.start(docker, "--ldconfig", "cache")) {
                 agent.awaitLog("first reconcile", Duration.ofSeconds(30));
@@ -139,11 +140,15 @@ class ReliabilityIT {
         }
     }
 
+    /**
+     * On Docker 28.5 (sid's): the removal of 300 at once is what deadlocked Debian 12's 20.10.24 in
+     * CI ({@link DockerHarness#removeContainers}), an engine bug this scenario is not about.
+     */
     @Test
     void threeHundredWaitingAtAgentStartThenRemovedAtOnce() throws Exception {
-        DockerHarness docker = DockerHarness.get();
-        String image = TestImages.image(docker, "debian-layout", DEBIAN_LIB, root -> { });
-        try (GpuContainers containers = new GpuContainers(docker)) {
+        try (DockerHarness docker = DockerHarness.start(DockerRelease.DEBIAN_SID, false);
+             GpuContainers containers = new GpuContainers(docker)) {
+            String image = TestImages.image(docker, "debian-layout", DEBIAN_LIB, root -> { });
             long begun = System.nanoTime();
             List<String> ids = burst(containers, image, 300, n -> { });
             long started = System.nanoTime();
@@ -168,9 +173,10 @@ class ReliabilityIT {
                 assertThat(count(agent, "driver_alias_containers_total", "")).isEqualTo(300);
                 assertThat(count(agent, "driver_alias_unrepaired_containers", "")).isZero();
                 assertThat(agent.logLines("WARN")).isEmpty();
-                System.out.printf("[reliability] 300 waiting at agent start: all repaired with cache %d ms after"
+                System.out.printf("[reliability] Docker %s, 300 waiting at agent start: all repaired with cache %d ms after"
                         + " the agent was launched; rm -f of 300: 0 extra counts (the test's own steps: 300 docker run %d s,"
-                        + " 300 checked from inside %d ms, rm -f %d ms)%n", allMs, (started - begun) / 1_000_000_000, checkedMs, removedMs);
+                        + " 300 checked from inside %d ms, rm -f %d ms)%n", docker.release().version(), allMs,
+                        (started - begun) / 1_000_000_000, checkedMs, removedMs);
             }
         }
     }

@@ -107,9 +107,14 @@ public final class TestImages {
     /**
      * An image whose dynamic loader searches {@code libDir} (Debian multiarch, or /usr/lib64
      * through ld.so.conf), with nvidia-smi linked against libnvidia-ml.so.1. {@code extra}
-     * may add hostile content to the root before it is imported.
+     * may add hostile content to the root before it is imported. Imported once into the shared
+     * engine, each time into another.
      */
     public static String image(DockerHarness docker, String name, String libDir, RootCustomizer extra) {
+        if (!docker.isShared()) {
+            // Remembered by name for the shared engine alone: another engine imports it each time.
+            return imageOn(docker, name, libDir, extra);
+        }
         return BUILT.computeIfAbsent(name, n -> importInto(docker, rootTar(n, libDir, extra), n));
     }
 
