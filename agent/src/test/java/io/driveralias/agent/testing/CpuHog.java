@@ -17,8 +17,16 @@ public final class CpuHog implements AutoCloseable {
     /**
      * The loops are the test JVM's children and outlive it: a run ended by a timeout (SIGTERM to
      * Maven, whose forked JVM then exits) would leave two busy cores behind for every later run.
+     * A JVM killed outright runs no hook: each loop also ends once the JVM is gone ({@link #LOOP}).
      */
     private final Thread onExit = new Thread(this::stop, "cpu-hog-exit");
+    /**
+     * Busy, and every few tens of milliseconds a look whether the JVM that started it is still
+     * there (not the parent-death signal: that follows the thread that started the loop, which a
+     * test's timeout thread may end first).
+     */
+    private static final String LOOP = "while kill -0 " + ProcessHandle.current().pid() + " 2>/dev/null;"
+            + " do i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; done";
 
     public CpuHog(int nice) {
         this(nice, -1);
@@ -33,7 +41,7 @@ public final class CpuHog implements AutoCloseable {
         int cores = Runtime.getRuntime().availableProcessors();
         try {
             for (int i = 0; i < cores; i++) {
-                Process loop = new ProcessBuilder("nice", "-n", String.valueOf(nice), "sh", "-c", "while :; do :; done")
+                Process loop = new ProcessBuilder("nice", "-n", String.valueOf(nice), "sh", "-c", LOOP)
                         .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
                 loops.add(loop);
                 if (podCpuRequest >= 0) {
