@@ -105,14 +105,21 @@ public final class NriStarts implements NriHandler {
         }
     }
 
-    /** A start that shows no GPU ask (counted, if NRI announced it) or has no process is answered at once. */
+    /** A start that shows no GPU ask or has no process is answered at once. */
     @Override
     public boolean wantsStart(NriPod pod, NriContainer container) {
+        return mayAskForGpu(pod, container, gpuRuntimes, hostDriverFile);
+    }
+
+    /**
+     * One that showed no GPU ask is counted (if NRI announced it) after its answer: reading its
+     * process's start from /proc and the count need not hold the node's pod starts.
+     */
+    @Override
+    public void answeredAtOnce(NriPod pod, NriContainer container) {
         if (!showsGpuAsk(pod, container, gpuRuntimes, hostDriverFile)) {
             agent.nriPlain().startedWithoutGpu(new RepairQueue.Key(runtime, container.id()), () -> processStart.apply(container.pid()));
-            return false;
         }
-        return container.pid() > 0;
     }
 
     @Override

@@ -7,7 +7,7 @@ import java.time.Duration;
  * owns the socket, the protocol and the deadlines; the handler sees pods and containers only.
  *
  * <p>Threads: {@link #connected}, {@link #disconnected}, {@link #synchronize}, {@link #createContainer},
- * {@link #wantsStart} and {@link #notServed} run on the plugin's one reading thread, in the order the runtime sent things,
+ * {@link #wantsStart}, {@link #answeredAtOnce} and {@link #notServed} run on the plugin's one reading thread, in the order the runtime sent things,
  * and hold the runtime (and, since NRI serializes its calls node-wide, every pod start on the node)
  * while they run: they must return at once (queue the work). {@link #startContainer} runs on one
  * of the plugin's call threads, at most as many at once as the plugin was built with.
@@ -40,12 +40,20 @@ public interface NriHandler {
 
     /**
      * Whether a starting container needs {@link #startContainer} at all. Asked on the reading thread
-     * before a call thread is woken, so it must return at once; false: the runtime is answered from
-     * the reading thread (the common case, a container that asks for no GPU, costs no thread switch
-     * inside every pod's start).
+     * before a call thread is woken, so it must return at once, and decide only (what follows from
+     * a false goes in {@link #answeredAtOnce}); false: the runtime is answered from the reading
+     * thread (the common case, a container that asks for no GPU, costs no thread switch inside
+     * every pod's start).
      */
     default boolean wantsStart(NriPod pod, NriContainer container) {
         return true;
+    }
+
+    /**
+     * A start {@link #wantsStart} did not want, once the runtime has its answer: the bookkeeping that
+     * need not hold that pod's start, nor (NRI's lock being node-wide) every other pod's.
+     */
+    default void answeredAtOnce(NriPod pod, NriContainer container) {
     }
 
     /**

@@ -302,6 +302,11 @@ public final class NriPlugin implements AutoCloseable {
         }
 
         @Override
+        public void answeredAtOnce(NriPod pod, NriContainer container) {
+            inner.answeredAtOnce(pod, container);
+        }
+
+        @Override
         public void startContainer(NriPod pod, NriContainer container, StartCall call) {
             inner.startContainer(pod, container, call);
         }

@@ -203,8 +203,17 @@ final class NriSession {
     }
 
     private void stateChange(Message message, Call call, StateChange event) throws IOException {
-        if (event.event() != PluginMessages.START_CONTAINER || event.container() == null || !wanted(event)) {
+        if (event.event() != PluginMessages.START_CONTAINER || event.container() == null) {
             answer(message.streamId(), EMPTY);
+            return;
+        }
+        if (!wanted(event)) {
+            answer(message.streamId(), EMPTY);
+            try {
+                setup.handler().answeredAtOnce(event.pod(), event.container());
+            } catch (RuntimeException e) {
+                LOG.warn("NRI: the handler failed after a start answered at once: {}", Printable.of(String.valueOf(e)));
+            }
             return;
         }
         long allowed = setup.deadline().nanos(requestTimeout, call.timeoutNano());

@@ -83,6 +83,7 @@ class NriPlainTest {
         containerd.emit(c.id(), "task-create", "");
         NriContainer starting = nriContainer(c.id(), 4242, List.of());
         assertThat(nri.wantsStart(POD, starting)).as("answered from the plugin's reading thread").isFalse();
+        nri.answeredAtOnce(POD, starting);
         // containerd's events are asynchronous: its task's may come after NRI's StartContainer.
         containerd.emit(c.id(), "task-create", "");
 
@@ -112,6 +113,7 @@ class NriPlainTest {
         agent.reconcile(false);
         Thread.sleep(300);
         assertThat(nri.wantsStart(POD, nriContainer(c.id(), 4242, List.of()))).isFalse();
+        nri.answeredAtOnce(POD, nriContainer(c.id(), 4242, List.of()));
 
         await("counted", WAIT, () -> metrics.examined().size() == 1);
         agent.reconcile(false);

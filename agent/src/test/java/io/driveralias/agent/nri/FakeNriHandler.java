@@ -16,7 +16,8 @@ import java.util.concurrent.TimeUnit;
 public final class FakeNriHandler implements NriHandler {
 
     /** One call of the port. */
-    public sealed interface Event permits Connected, Disconnected, Synchronized, Created, Started, NotServed {
+    public sealed interface Event permits Connected, Disconnected, Synchronized, Created, Started, AnsweredAtOnce,
+            NotServed {
     }
 
     public record Connected(String runtimeName, String runtimeVersion, Duration requestTimeout) implements Event {
@@ -43,6 +44,15 @@ public final class FakeNriHandler implements NriHandler {
     public record NotServed(NriPod pod, NriContainer container, String why) implements Event {
     }
 
+    /** A start the handler did not want, once answered. */
+    public record AnsweredAtOnce(NriPod pod, NriContainer container) implements Event {
+    }
+
+    /** What the handler does after a start it did not want was answered. */
+    public interface AfterAnswer {
+        void handle(NriContainer container) throws InterruptedException;
+    }
+
     /** What a StartContainer handler does, given the call. */
     public interface StartBehaviour {
         void handle(NriPod pod, NriContainer container, StartCall call) throws InterruptedException;
@@ -54,6 +64,7 @@ public final class FakeNriHandler implements NriHandler {
     private volatile StartBehaviour onStart = (pod, container, call) -> { };
     private volatile java.util.function.Consumer<NriContainer> onCreate = container -> { };
     private volatile java.util.function.Predicate<NriContainer> wantsStart = container -> true;
+    private volatile AfterAnswer onAnsweredAtOnce = container -> { };
 
     /** What CreateContainer does (on the plugin's reading thread, while the runtime waits). */
     public FakeNriHandler onCreate(java.util.function.Consumer<NriContainer> behaviour) {
@@ -70,6 +81,21 @@ public final class FakeNriHandler implements NriHandler {
     @Override
     public boolean wantsStart(NriPod pod, NriContainer container) {
         return wantsStart.test(container);
+    }
+
+    public FakeNriHandler onAnsweredAtOnce(AfterAnswer behaviour) {
+        this.onAnsweredAtOnce = behaviour;
+        return this;
+    }
+
+    @Override
+    public void answeredAtOnce(NriPod pod, NriContainer container) {
+        try {
+            onAnsweredAtOnce.handle(container);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        events.add(new AnsweredAtOnce(pod, container));
     }
 
     public FakeNriHandler onStart(StartBehaviour behaviour) {

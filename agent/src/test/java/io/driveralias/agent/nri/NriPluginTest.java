@@ -233,8 +233,27 @@ class NriPluginTest {
         assertThat(plain.ok()).isTrue();
         assertThat(Duration.ofNanos(plainNanos)).as("no handler ran for it").isLessThan(Duration.ofMillis(400));
         assertThat(gpu.ok()).isTrue();
+        assertThat(handler.await(FakeNriHandler.AnsweredAtOnce.class, WAIT).container().id()).isEqualTo("plain");
         assertThat(handler.await(Started.class, WAIT).container().id()).isEqualTo("gpu");
         assertThat(handler.drain(Duration.ofMillis(200))).isEmpty();
+    }
+
+    @Test
+    void aStartAnsweredAtOnceIsAnsweredBeforeTheHandlersBookkeeping() throws Exception {
+        // NRI's lock is node-wide: what the handler does after deciding (a count, a read of /proc) holds no pod's start.
+        java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+        handler.wantsStart(container -> false).onAnsweredAtOnce(container -> release.await());
+        Peer peer = configured(Duration.ofMillis(1000), 1);
+
+        try {
+            Reply plain = peer.startContainer(POD, NriInputs.gpuContainer("plain", POD, 1).build(), WAIT);
+
+            assertThat(plain.ok()).as("answered while the bookkeeping still waits").isTrue();
+            assertThat(handler.drain(Duration.ofMillis(100))).isEmpty();
+        } finally {
+            release.countDown();
+        }
+        assertThat(handler.await(FakeNriHandler.AnsweredAtOnce.class, WAIT).container().id()).isEqualTo("plain");
     }
 
     @Test
