@@ -44,9 +44,9 @@ final class NriReport {
                 r.version()));
         b.append(String.format("  %d rounds of a block each (agent and at-once in turn, ABBA), a block: %d GPU pods then %d ordinary"
                         + " pods one after another, %s; %s, started anew for each block, %d pods served first unmeasured;"
-                        + " plugins of the benchmark at index 10 and 90 around the measured one at 50; load (1, 5, 15 min)"
+                        + " %s; plugins of the benchmark at index 10 and 90 around the measured one at 50; load (1, 5, 15 min)"
                         + " before %s, after %s%n", s.rounds(), s.pods(), s.pods(), s.load(), s.agentPlace(), s.warmup(),
-                r.loadBefore(), r.loadAfter()));
+                s.floorPlace(), r.loadBefore(), r.loadAfter()));
         for (boolean gpu : List.of(true, false)) {
             double target = gpu ? GPU_TARGET_MS : PLAIN_TARGET_MS;
             b.append(String.format("  %s (n = %d agent, %d at once), p50 / p95 / p99 ms:  agent                   at once"

@@ -34,16 +34,35 @@ final class NriStartTimes {
     private static final Duration PATIENCE = Duration.ofSeconds(60);
 
     /** {@code weights}: where the agent and the busy loops run ({@link PodWeights}). */
-    record Settings(ContainerdVersion release, int rounds, int pods, int warmup, int hogNice, PodWeights weights) {
+    /**
+     * @param floorInAgentPod the at-once plugin's reading thread weighed as the agent's pod is (where
+     *                        the agent has one): what any plugin in the DaemonSet's pod could do at
+     *                        best. False: in the benchmark's own cgroup (the runs before 2026-12-03),
+     *                        a weight no plugin in that pod would have.
+     */
+    record Settings(ContainerdVersion release, int rounds, int pods, int warmup, int hogNice, PodWeights weights,
+                    boolean floorInAgentPod) {
         Settings(ContainerdVersion release, int rounds, int pods, int warmup, int hogNice) {
-            this(release, rounds, pods, warmup, hogNice, PodWeights.SHARED);
+            this(release, rounds, pods, warmup, hogNice, PodWeights.SHARED, false);
         }
 
         static Settings fromSystemProperties() {
             return new Settings(ContainerdVersion.valueOf(System.getProperty("bench.nri.release", "V2_1")),
                     Integer.getInteger("bench.nri.rounds", 4), Integer.getInteger("bench.nri.pods", 30),
                     Integer.getInteger("bench.nri.warmup", 20), Integer.getInteger("bench.nri.hogNice", 0),
-                    PodWeights.fromSystemProperties());
+                    PodWeights.fromSystemProperties(),
+                    Boolean.parseBoolean(System.getProperty("bench.nri.floorInAgentPod", "true")));
+        }
+
+        /** Whether the floor's reading thread runs in a pod's cgroup of the agent's request. */
+        boolean floorWeighed() {
+            return floorInAgentPod && weights.agentInPod();
+        }
+
+        /** Where the at-once plugin answers, as the report names it. */
+        String floorPlace() {
+            return floorWeighed() ? "the at-once plugin's reading thread in a pod's CPU cgroup requesting "
+                    + weights.agentCpuRequest() + "m as the agent's" : "the at-once plugin in the benchmark's own cgroup";
         }
 
         /** The busy loops, as the report names them. */
@@ -146,7 +165,12 @@ final class NriStartTimes {
         } else {
             // The floor: every call answered from the plugin's reading thread, as the agent answers a container without a GPU ask.
             try (IndexedNriPlugin atOnce = IndexedNriPlugin.connect(containerd.nriSocket(), "bench-at-once", "50", StartStamps.atOnce(),
-                    PATIENCE)) {
+                    PATIENCE);
+                 PodCgroup pod = settings.floorWeighed()
+                         ? settings.weights().agentPod("daa-bench-floor-" + ProcessHandle.current().pid()) : null) {
+                if (pod != null) {
+                    pod.addThread(atOnce.readingThreadId());
+                }
                 measure(AT_ONCE, null);
             }
         }

@@ -5,6 +5,7 @@ import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -24,6 +25,8 @@ public final class IndexedNriPlugin implements AutoCloseable {
     private final SocketChannel channel;
     private final NriSession session;
     private final Thread reading;
+    /** The reading thread's id in the kernel, once it runs. */
+    private volatile long readingTid;
     private final ThreadPoolExecutor calls;
     private final ScheduledThreadPoolExecutor timer;
 
@@ -32,7 +35,10 @@ public final class IndexedNriPlugin implements AutoCloseable {
         this.session = session;
         this.calls = calls;
         this.timer = timer;
-        this.reading = new Thread(session::serve, "nri-test-plugin");
+        this.reading = new Thread(() -> {
+            readingTid = currentThreadId();
+            session.serve();
+        }, "nri-test-plugin");
         this.reading.setDaemon(true);
     }
 
@@ -75,6 +81,26 @@ public final class IndexedNriPlugin implements AutoCloseable {
             }
         }
         return plugin;
+    }
+
+    /**
+     * The kernel's id of the thread that reads the runtime's calls and answers those its handler
+     * does not want (a benchmark weighs it as a pod would be weighed).
+     */
+    public long readingThreadId() {
+        if (readingTid == 0) {
+            throw new IllegalStateException("the reading thread has not started");
+        }
+        return readingTid;
+    }
+
+    private static long currentThreadId() {
+        try {
+            // "/proc/thread-self" -> "<pid>/task/<tid>"
+            return Long.parseLong(Files.readSymbolicLink(Path.of("/proc/thread-self")).getFileName().toString());
+        } catch (IOException | NumberFormatException e) {
+            return -1;
+        }
     }
 
     /** Ends the connection: the runtime drops the plugin. */

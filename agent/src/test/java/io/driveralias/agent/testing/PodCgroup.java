@@ -77,6 +77,22 @@ public final class PodCgroup implements AutoCloseable {
         return this;
     }
 
+    /**
+     * Moves one thread of a process into this cgroup (cgroup v1's {@code tasks}; v2 moves threads
+     * only inside a threaded subtree, which these cgroups are not).
+     */
+    public PodCgroup addThread(long tid) {
+        if (!root.endsWith("cpu")) {
+            throw new IllegalStateException("one thread alone can be weighed in cgroup v1 only; this machine has v2");
+        }
+        try {
+            Files.writeString(dir.resolve("tasks"), Long.toString(tid));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot move thread " + tid + " into " + dir, e);
+        }
+        return this;
+    }
+
     /** Moves the process, every thread of it, into this cgroup; its children follow it. */
     public PodCgroup add(long pid) {
         try {
