@@ -247,11 +247,18 @@ class NriPluginIT {
 
     @ParameterizedTest(name = "containerd {0}")
     @MethodSource("releases")
-    void aHandlerPastItsDeadlineIsAnsweredInTimeThePodStartsAndThePluginStaysRegistered(ContainerdVersion release) {
+    void aHandlerPastItsDeadlineIsAnsweredInTimeThePodStartsAndThePluginStaysRegistered(ContainerdVersion release)
+            throws InterruptedException {
         containerd(release);
+        // The slow handler runs until the next pod's start has reached the plugin (at most 30 s): that start
+        // can only come if the runtime had the slow one's answer at the deadline, whatever the machine's load.
+        java.util.concurrent.CountDownLatch nextSeen = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.atomic.AtomicBoolean slowOutlivedByNext = new java.util.concurrent.atomic.AtomicBoolean();
         FakeNriHandler handler = new FakeNriHandler().onStart((pod, container, call) -> {
             if (container.name().equals("slow")) {
-                Thread.sleep(3000);
+                slowOutlivedByNext.set(nextSeen.await(30, java.util.concurrent.TimeUnit.SECONDS));
+            } else if (container.name().equals("after")) {
+                nextSeen.countDown();
             }
         });
         NriPlugin plugin = connect(handler, StartDeadline.DEFAULT_BUDGET);
@@ -265,17 +272,27 @@ class NriPluginIT {
         String after = run(next, "after", sh("sleep 3600"));
         long afterStart = System.nanoTime() - start;
 
-        Started afterStarted = handler.await(Started.class, WAIT);
-        Started slowStarted = handler.await(Started.class, WAIT);
-        System.out.printf("[nri-it] containerd %s: a handler sleeping 3 s (deadline 500 ms): its container's CreateContainer+Start"
-                + " took %.0f ms, the next pod's %.0f ms, which reached the plugin while the first handler slept%n",
+        // Both handlers return at about the same moment: found by container, not by order.
+        Map<String, Started> started = new java.util.HashMap<>();
+        for (int i = 0; i < 2; i++) {
+            Started s = handler.await(Started.class, WAIT);
+            started.put(s.container().id(), s);
+        }
+        Started slowStarted = started.get(slow);
+        Started afterStarted = started.get(after);
+        System.out.printf("[nri-it] containerd %s: a handler held past its 500 ms deadline: its container's CreateContainer+Start"
+                + " took %.0f ms, the next pod's %.0f ms, which reached the plugin while the first handler still ran%n",
                 containerd.version(), slowStart / 1e6, afterStart / 1e6);
-        assertThat(afterStarted.container().id()).isEqualTo(after);
+        assertThat(slowStarted).as("the slow container's start").isNotNull();
+        assertThat(afterStarted).as("the next container's start").isNotNull();
+        assertThat(slowOutlivedByNext).as("the next pod's start reached the plugin while the slow handler ran").isTrue();
+        assertThat(slowStarted.answeredFirst()).as("answered at the deadline, before its handler returned").isTrue();
         assertThat(afterStarted.answeredFirst()).isFalse();
-        assertThat(slowStarted.container().id()).isEqualTo(slow);
-        assertThat(slowStarted.answeredFirst()).isTrue();
+        assertThat(Duration.ofNanos(slowStarted.deadlineNanos() - slowStarted.receivedNanos())).as("the deadline")
+                .isLessThanOrEqualTo(Duration.ofMillis(500));
         assertThat(containerd.cri().containerStatus(slow).getState()).isEqualTo(ContainerState.CONTAINER_RUNNING);
-        assertThat(slowStart).isLessThan(Duration.ofSeconds(2).toNanos());
+        // containerd drops a plugin that has not answered within its request timeout (2 s): still registered,
+        // the answer came within it.
         assertThat(plugin.connected()).isTrue();
         assertThat(handlerEvents(handler)).noneMatch(e -> e instanceof Disconnected);
     }
