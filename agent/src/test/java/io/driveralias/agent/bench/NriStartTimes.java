@@ -33,8 +33,8 @@ final class NriStartTimes {
     static final String AT_ONCE = "at once";
     private static final Duration PATIENCE = Duration.ofSeconds(60);
 
-    /** {@code weights}: where the agent and the busy loops run ({@link PodWeights}). */
     /**
+     * @param weights         where the agent and the busy loops run ({@link PodWeights})
      * @param floorInAgentPod the at-once plugin's reading thread weighed as the agent's pod is (where
      *                        the agent has one): what any plugin in the DaemonSet's pod could do at
      *                        best. False: in the benchmark's own cgroup (the runs before 2026-12-03),

@@ -19,10 +19,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Timeout;
@@ -252,11 +256,11 @@ class NriPluginIT {
         containerd(release);
         // The slow handler runs until the next pod's start has reached the plugin (at most 30 s): that start
         // can only come if the runtime had the slow one's answer at the deadline, whatever the machine's load.
-        java.util.concurrent.CountDownLatch nextSeen = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.atomic.AtomicBoolean slowOutlivedByNext = new java.util.concurrent.atomic.AtomicBoolean();
+        CountDownLatch nextSeen = new CountDownLatch(1);
+        AtomicBoolean slowOutlivedByNext = new AtomicBoolean();
         FakeNriHandler handler = new FakeNriHandler().onStart((pod, container, call) -> {
             if (container.name().equals("slow")) {
-                slowOutlivedByNext.set(nextSeen.await(30, java.util.concurrent.TimeUnit.SECONDS));
+                slowOutlivedByNext.set(nextSeen.await(30, TimeUnit.SECONDS));
             } else if (container.name().equals("after")) {
                 nextSeen.countDown();
             }
@@ -273,7 +277,7 @@ class NriPluginIT {
         long afterStart = System.nanoTime() - start;
 
         // Both handlers return at about the same moment: found by container, not by order.
-        Map<String, Started> started = new java.util.HashMap<>();
+        Map<String, Started> started = new HashMap<>();
         for (int i = 0; i < 2; i++) {
             Started s = handler.await(Started.class, WAIT);
             started.put(s.container().id(), s);
