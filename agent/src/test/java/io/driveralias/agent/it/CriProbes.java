@@ -178,16 +178,20 @@ final class CriProbes implements AutoCloseable {
      * and loaded. Each that did not is printed, with what the agent said of it.
      */
     int atFirstInstruction(List<Probe> probes, AgentProcess agent) {
-        int ok = 0;
+        return probes.size() - lackingAtFirstInstruction(probes, agent).size();
+    }
+
+    /** Those of {@code probes} whose first instructions did not find the driver listed and loaded, each printed. */
+    List<Probe> lackingAtFirstInstruction(List<Probe> probes, AgentProcess agent) {
+        List<Probe> lacking = new ArrayList<>();
         for (Probe p : probes) {
             String out = firstInstructions(p);
-            if (CriProbes.cached(out) && CriProbes.loads(out)) {
-                ok++;
-            } else {
+            if (!(CriProbes.cached(out) && CriProbes.loads(out))) {
+                lacking.add(p);
                 missed(p.shortId(), out, agent);
             }
         }
-        return ok;
+        return lacking;
     }
 
     static void missed(String shortId, String output, AgentProcess agent) {
