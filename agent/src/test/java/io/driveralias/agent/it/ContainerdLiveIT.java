@@ -183,11 +183,14 @@ class ContainerdLiveIT {
      * of 10 once, with another IT class running beside it. What holds whatever the load is asserted
      * here: every container that lacked its driver at its first instruction was repaired with its
      * cache, never said "before start", and was counted late for that race ({@code missed_create} or
-     * {@code slow_create}), not for a fault. How many won is printed (above); where the runtime holds
-     * the start for the agent (NRI, {@link ContainerdNriIT}: the same pods on the same busy node)
-     * every one is asserted at its first instruction.
+     * {@code slow_create}), not for a fault; and the README's target, at least 99 % at the first
+     * instruction, as ten containers can test it: at most one lacking (a node that meets the target
+     * fails this one run in 230; an early path that broke leaves most of them lacking). How many won
+     * is printed (above); where the runtime holds the start for the agent (NRI, {@link ContainerdNriIT}:
+     * the same pods on the same busy node) every one is asserted at its first instruction.
      */
     private static void onlyTheRaceWasLost(AgentProcess agent, CriProbes cri, List<Probe> lacking) {
+        assertThat(lacking).as("lacking their driver at the first instruction, of " + N + " (target >= 99 %)").hasSizeLessThanOrEqualTo(1);
         for (Probe p : lacking) {
             AgentProcess.awaitTrue("aliases and cache in " + p.name(), Duration.ofSeconds(30), () -> cri.repairedWithCache(p.id()));
             assertThat(agent.logLines("repaired container " + p.shortId() + " (")).as("said before start of " + p.shortId()
