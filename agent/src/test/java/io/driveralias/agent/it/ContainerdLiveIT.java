@@ -2,6 +2,7 @@ package io.driveralias.agent.it;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.driveralias.agent.core.LateRepairCause;
 import io.driveralias.agent.it.CriProbes.Probe;
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.BusyNode;
@@ -199,8 +200,9 @@ class ContainerdLiveIT {
         }
         // The causes a lost race leaves, by how far it was lost: the create's work not begun, begun
         // against a root being mounted, done after the process was made, or finished by the start.
-        double race = Stream.of("missed_create", "mount_timeout", "layers", "slow_create", "incomplete")
-                .mapToDouble(cause -> agent.metric("driver_alias_repaired_after_start_total{cause=\"" + cause + "\"}")).sum();
+        double race = Stream.of(LateRepairCause.MISSED_CREATE, LateRepairCause.MOUNT_TIMEOUT, LateRepairCause.LAYERS,
+                        LateRepairCause.SLOW_CREATE, LateRepairCause.INCOMPLETE)
+                .mapToDouble(c -> agent.metric("driver_alias_repaired_after_start_total{cause=\"" + c.label() + "\"}")).sum();
         assertThat(race).as("late repairs counted for the race, not for a fault: " + agent.metrics())
                 .isGreaterThanOrEqualTo(lacking.size());
     }
