@@ -185,9 +185,6 @@ class NriPluginIT {
                 seen.put("written", e.toString());
             }
         });
-        // At CreateContainer, is the container in containerd's store yet? (Its create event comes when it is.)
-        handler.onCreate(container -> seen.put("stored at create",
-                String.valueOf(Processes.run(containerd.ctr("-n", K8S, "containers", "info", container.id())).exitCode() == 0)));
         connect(handler, StartDeadline.DEFAULT_BUDGET);
 
         CriClient.Sandbox pod = pod("nri-first");
@@ -196,8 +193,6 @@ class NriPluginIT {
         FakeNriHandler.Created created = handler.await(FakeNriHandler.Created.class, WAIT);
         assertThat(created.container().id()).isEqualTo(id);
         assertThat(created.container().pid()).as("no process at its creation").isZero();
-        assertThat(seen.get("stored at create")).as("CreateContainer comes before containerd stores the container, so before"
-                + " its /containers/create event (what lets the agent skip describing containers NRI answers)").isEqualTo("false");
         Started started = handler.await(Started.class, WAIT);
         AgentProcess.awaitTrue("the container's first output", WAIT, () -> containerd.cri().logs(pod, "first").contains("end\n"));
         String out = containerd.cri().logs(pod, "first");
@@ -216,6 +211,47 @@ class NriPluginIT {
         assertThat(started.pod().uid()).isEqualTo(pod.pod().uid());
         assertThat(seen).containsEntry("busybox", "true").containsEntry("written", "yes");
         assertThat(out).startsWith("written-in-start-container " + id + "\n");
+    }
+
+    /**
+     * At CreateContainer, containerd has not stored the container yet, so its {@code /containers/create}
+     * event comes after the plugin has seen it: what lets the agent skip describing containers NRI
+     * answers. The handler asks containerd ({@code ctr containers info}) while it holds the call. That
+     * observation counts only if it ended well within the runtime's 2 s request timeout: past it,
+     * containerd drops the plugin and stores the container anyway, and a late {@code ctr} finds it (a
+     * slow probe, not a different order; once in CI, on a loaded machine). Such a try is printed and
+     * made again with a new plugin and pod, at most three times.
+     */
+    @ParameterizedTest(name = "containerd {0}")
+    @MethodSource("releases")
+    void createContainerComesBeforeContainerdStoresTheContainer(ContainerdVersion release) {
+        containerd(release);
+        Duration trustworthy = Duration.ofSeconds(1);
+        for (int attempt = 1; attempt <= 3; attempt++) {
+            Map<String, Long> probeNanos = new ConcurrentHashMap<>();
+            Map<String, Boolean> stored = new ConcurrentHashMap<>();
+            FakeNriHandler handler = new FakeNriHandler().onCreate(container -> {
+                long start = System.nanoTime();
+                boolean found = Processes.run(containerd.ctr("-n", K8S, "containers", "info", container.id())).exitCode() == 0;
+                probeNanos.put(container.id(), System.nanoTime() - start);
+                stored.put(container.id(), found);
+            });
+            NriPlugin plugin = connect(handler, StartDeadline.DEFAULT_BUDGET);
+            CriClient.Sandbox pod = pod("nri-order-" + attempt);
+            String id = containerd.cri().createContainer(pod, "ordered", image(), sh("sleep 3600"));
+            assertThat(handler.await(FakeNriHandler.Created.class, WAIT).container().id()).isEqualTo(id);
+            Duration probe = Duration.ofNanos(probeNanos.get(id));
+            System.out.printf("[nri-it] containerd %s, try %d: at CreateContainer, ctr containers info found the container: %s"
+                    + " (asked in %.0f ms, load %s)%n", containerd.version(), attempt, stored.get(id), probe.toNanos() / 1e6,
+                    loadAverage());
+            plugin.close();
+            if (probe.compareTo(trustworthy) < 0) {
+                assertThat(stored.get(id)).as("CreateContainer comes before containerd stores the container").isFalse();
+                return;
+            }
+        }
+        throw new AssertionError("ctr containers info took " + trustworthy.toMillis() + " ms or more in three tries: the order"
+                + " was not observed (see the [nri-it] lines)");
     }
 
     @ParameterizedTest(name = "containerd {0}")
