@@ -183,16 +183,18 @@ public final class Agent implements AgentStatus, AutoCloseable {
                 return;
             }
         }
-        examineAndReport(job.key(), job.trigger(), job.receivedAt(), job.pid(), () -> false);
+        examineAndReport(job.key(), job.trigger(), job.receivedAt(), job.pid(), () -> false, () -> { });
     }
 
     /**
      * Examines a container (not a create) and reports what came of it, once per start.
      * {@code answeredEarly}: asked after the examination, whether the runtime was told to go on
-     * before it ended (NRI's deadline): a late repair then says so.
+     * before it ended (NRI's deadline): a late repair then says so. {@code examined}: run once the
+     * container is examined, before its report (NRI's answer: the log line, the metrics and the
+     * pod's Event need not hold the node's pod starts; the container stays held until reported).
      */
     private void examineAndReport(RepairQueue.Key jobKey, String trigger, Instant receivedAt, int pid,
-                                  BooleanSupplier answeredEarly) {
+                                  BooleanSupplier answeredEarly, Runnable examined) {
         RuntimeWatch watch = runtimes.get(jobKey.runtime());
         ContainerRepairer repairer = watch.watched.repairer();
         String id = jobKey.containerId();
@@ -216,6 +218,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
         if (e.exposure().map(x -> !x.isZero()).orElse(false) && answeredEarly.getAsBoolean()) {
             e = e.late(io.driveralias.agent.core.LateRepairCause.NRI_TIMEOUT);
         }
+        examined.run();
         String examinedId = e.container().id().isEmpty() ? id : e.container().id();
         RepairQueue.Key key = new RepairQueue.Key(watch.name(), examinedId);
         Optional<Reported> kept = EndedStarts.kept(e, previous);
@@ -233,9 +236,10 @@ public final class Agent implements AgentStatus, AutoCloseable {
      * held as a worker holds it (waiting for one that does, at most until {@code deadlineNanos}),
      * examined and reported as a worker would, so that neither path counts it twice. False when it
      * could not be held in time: a start job is queued instead, and the runtime goes on meanwhile.
+     * {@code answerNow} lets the runtime go on once the container is examined, before its report.
      */
     boolean examineInRuntimeStart(String runtime, String id, int pid, Instant receivedAt, long deadlineNanos,
-                                  BooleanSupplier answered) {
+                                  BooleanSupplier answered, Runnable answerNow) {
         RepairQueue.Key key = new RepairQueue.Key(runtime, id);
         try {
             if (!queue.hold(key, deadlineNanos)) {
@@ -247,7 +251,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
             return false;
         }
         try {
-            examineAndReport(key, "start", receivedAt, pid, answered);
+            examineAndReport(key, "start", receivedAt, pid, answered, answerNow);
             return true;
         } catch (RuntimeException e) {
             LOG.error("unexpected error examining container {} in its start", key, e);

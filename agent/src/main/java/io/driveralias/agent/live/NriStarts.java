@@ -128,7 +128,7 @@ public final class NriStarts implements NriHandler {
             return;
         }
         agent.examineInRuntimeStart(runtime, container.id(), container.pid(), clock.instant(), call.deadlineNanos(),
-                call::answered);
+                call::answered, call::answerNow);
     }
 
     @Override

@@ -298,6 +298,11 @@ final class NriSession {
             }
         }
 
+        @Override
+        public void answerNow() {
+            answer();
+        }
+
         void notServed(String why) {
             try {
                 setup.handler().notServed(pod, container, why);

@@ -15,6 +15,12 @@ public interface StartCall {
      */
     boolean answered();
 
+    /**
+     * The container's first instruction needs nothing more: the runtime is answered now, and the
+     * handler goes on (its report) on this thread. Once only; later answers are no-ops.
+     */
+    void answerNow();
+
     /** Nanoseconds until the deadline (negative once past). */
     default long remainingNanos() {
         return deadlineNanos() - System.nanoTime();

@@ -126,6 +126,24 @@ class NriPluginTest {
     }
 
     @Test
+    void aHandlerThatSaysItsContainerIsReadyIsAnsweredBeforeItReturns() throws Exception {
+        // The agent's report (log line, metrics, the pod's Event) comes after its answer: no pod start waits for it.
+        CountDownLatch reported = new CountDownLatch(1);
+        handler.onStart((pod, container, call) -> {
+            call.answerNow();
+            reported.await();
+        });
+        Peer peer = configured(Duration.ofSeconds(2), 2);
+
+        Reply reply = peer.startContainer(POD, NriInputs.gpuContainer("ready", POD, 1).build(), WAIT);
+
+        assertThat(reply.ok()).isTrue();
+        assertThat(reply.nanos()).as("answered while the handler still reports").isLessThan(Duration.ofMillis(400).toNanos());
+        reported.countDown();
+        assertThat(handler.await(Started.class, WAIT).container().id()).isEqualTo("ready");
+    }
+
+    @Test
     void aHandlerPastTheDeadlineIsAnsweredForByTheDeadlineAndTheNextCallStillServed() {
         handler.onStart((pod, container, call) -> {
             if (container.id().equals("slow")) {
