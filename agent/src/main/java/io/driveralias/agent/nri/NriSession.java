@@ -222,7 +222,7 @@ final class NriSession {
             start.notServed("all " + setup.callThreads() + " call threads are busy");
             return;
         }
-        start.deadlineAnswer = setup.timer().schedule(start::answer, start.deadlineNanos() - System.nanoTime(), TimeUnit.NANOSECONDS);
+        start.deadlineAnswer = setup.timer().schedule(start::answerNow, start.deadlineNanos() - System.nanoTime(), TimeUnit.NANOSECONDS);
         try {
             setup.calls().execute(start);
         } catch (RejectedExecutionException e) {
@@ -294,13 +294,8 @@ final class NriSession {
                 // The permit goes back before the answer: the runtime's next call, which only the answer lets it
                 // send, must find this thread free.
                 setup.callPermits().release();
-                answer();
+                answerNow();
             }
-        }
-
-        @Override
-        public void answerNow() {
-            answer();
         }
 
         void notServed(String why) {
@@ -309,10 +304,11 @@ final class NriSession {
             } catch (RuntimeException e) {
                 LOG.warn("NRI: the notServed handler failed: {}", Printable.of(String.valueOf(e)));
             }
-            answer();
+            answerNow();
         }
 
-        void answer() {
+        @Override
+        public void answerNow() {
             if (!answered.compareAndSet(false, true)) {
                 return;
             }
