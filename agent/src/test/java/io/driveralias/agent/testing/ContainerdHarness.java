@@ -260,8 +260,39 @@ public final class ContainerdHarness {
             } finally {
                 Processes.run(List.of("rm", "-f", archive.toString()), 60);
             }
+            if (namespace.equals(K8S)) {
+                awaitCriImage(ref);
+            }
             return ref;
         });
+    }
+
+    /**
+     * Until the CRI's image store lists {@code ref}, as it does once a kubelet's PullImage returns:
+     * after {@code ctr images import} it may not yet (see {@link CriClient#hasImage}).
+     */
+    private void awaitCriImage(String ref) {
+        long start = System.nanoTime();
+        long deadline = start + TimeUnit.SECONDS.toNanos(60);
+        String last = "not listed";
+        for (int tries = 1; ; tries++) {
+            try {
+                if (cri().hasImage(ref)) {
+                    if (tries > 1) {
+                        System.out.printf("[containerd-harness] containerd %s's CRI listed the imported %s after %d tries, %.0f ms%n",
+                                version(), ref, tries, (System.nanoTime() - start) / 1e6);
+                    }
+                    return;
+                }
+            } catch (RuntimeException e) {
+                last = e.toString(); // the CRI plugin may still be starting ("server is not initialized yet")
+            }
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("containerd's CRI did not list the imported image " + ref + " within 60 s (" + last
+                        + "): " + log());
+            }
+            DockerHarness.sleep(20);
+        }
     }
 
     /** A root of busybox alone, whose sleep is the sandbox's "pause". */

@@ -14,6 +14,8 @@ import io.driveralias.agent.testing.cri.CreateContainerResponse;
 import io.driveralias.agent.testing.cri.Device;
 import io.driveralias.agent.testing.cri.Empty;
 import io.driveralias.agent.testing.cri.ImageSpec;
+import io.driveralias.agent.testing.cri.ImageStatusRequest;
+import io.driveralias.agent.testing.cri.ImageStatusResponse;
 import io.driveralias.agent.testing.cri.KeyValue;
 import io.driveralias.agent.testing.cri.LinuxContainerConfig;
 import io.driveralias.agent.testing.cri.LinuxContainerSecurityContext;
@@ -61,24 +63,27 @@ import java.util.concurrent.TimeUnit;
 public final class CriClient implements AutoCloseable {
 
     private static final String SERVICE = "runtime.v1.RuntimeService/";
+    private static final String IMAGE_SERVICE = "runtime.v1.ImageService/";
     private static final MethodDescriptor<RunPodSandboxRequest, RunPodSandboxResponse> RUN_POD_SANDBOX =
-            method("RunPodSandbox", RunPodSandboxRequest.parser(), RunPodSandboxResponse.parser());
+            method(SERVICE + "RunPodSandbox", RunPodSandboxRequest.parser(), RunPodSandboxResponse.parser());
     private static final MethodDescriptor<PodSandboxIdRequest, Empty> STOP_POD_SANDBOX =
-            method("StopPodSandbox", PodSandboxIdRequest.parser(), Empty.parser());
+            method(SERVICE + "StopPodSandbox", PodSandboxIdRequest.parser(), Empty.parser());
     private static final MethodDescriptor<PodSandboxIdRequest, Empty> REMOVE_POD_SANDBOX =
-            method("RemovePodSandbox", PodSandboxIdRequest.parser(), Empty.parser());
+            method(SERVICE + "RemovePodSandbox", PodSandboxIdRequest.parser(), Empty.parser());
     private static final MethodDescriptor<CreateContainerRequest, CreateContainerResponse> CREATE_CONTAINER =
-            method("CreateContainer", CreateContainerRequest.parser(), CreateContainerResponse.parser());
+            method(SERVICE + "CreateContainer", CreateContainerRequest.parser(), CreateContainerResponse.parser());
     private static final MethodDescriptor<ContainerIdRequest, Empty> START_CONTAINER =
-            method("StartContainer", ContainerIdRequest.parser(), Empty.parser());
+            method(SERVICE + "StartContainer", ContainerIdRequest.parser(), Empty.parser());
     private static final MethodDescriptor<StopContainerRequest, Empty> STOP_CONTAINER =
-            method("StopContainer", StopContainerRequest.parser(), Empty.parser());
+            method(SERVICE + "StopContainer", StopContainerRequest.parser(), Empty.parser());
     private static final MethodDescriptor<ContainerIdRequest, Empty> REMOVE_CONTAINER =
-            method("RemoveContainer", ContainerIdRequest.parser(), Empty.parser());
+            method(SERVICE + "RemoveContainer", ContainerIdRequest.parser(), Empty.parser());
     private static final MethodDescriptor<ContainerIdRequest, ContainerStatusResponse> CONTAINER_STATUS =
-            method("ContainerStatus", ContainerIdRequest.parser(), ContainerStatusResponse.parser());
+            method(SERVICE + "ContainerStatus", ContainerIdRequest.parser(), ContainerStatusResponse.parser());
     private static final MethodDescriptor<ListContainersRequest, ListContainersResponse> LIST_CONTAINERS =
-            method("ListContainers", ListContainersRequest.parser(), ListContainersResponse.parser());
+            method(SERVICE + "ListContainers", ListContainersRequest.parser(), ListContainersResponse.parser());
+    private static final MethodDescriptor<ImageStatusRequest, ImageStatusResponse> IMAGE_STATUS =
+            method(IMAGE_SERVICE + "ImageStatus", ImageStatusRequest.parser(), ImageStatusResponse.parser());
 
     private final EventLoopGroup loop = new EpollEventLoopGroup(1);
     private final ManagedChannel channel;
@@ -93,7 +98,7 @@ public final class CriClient implements AutoCloseable {
 
     private static <Q extends Message, R extends Message> MethodDescriptor<Q, R> method(String name, Parser<Q> request,
                                                                                         Parser<R> response) {
-        return MethodDescriptor.<Q, R>newBuilder().setType(MethodDescriptor.MethodType.UNARY).setFullMethodName(SERVICE + name)
+        return MethodDescriptor.<Q, R>newBuilder().setType(MethodDescriptor.MethodType.UNARY).setFullMethodName(name)
                 .setRequestMarshaller(new ProtoMarshaller<>(request)).setResponseMarshaller(new ProtoMarshaller<>(response))
                 .build();
     }
@@ -249,6 +254,16 @@ public final class CriClient implements AutoCloseable {
     public List<String> containerIds(String sandboxId) {
         return call(LIST_CONTAINERS, ListContainersRequest.newBuilder().setFilter(ContainerFilter.newBuilder()
                 .setPodSandboxId(sandboxId)).build()).getContainersList().stream().map(c -> c.getId()).toList();
+    }
+
+    /**
+     * Whether the CRI's own image store knows {@code image}. containerd's CRI learns of an image
+     * imported with {@code ctr} from the image's create event, handled apart from the import: a
+     * CreateContainer right after the import can find no image ("failed to resolve image").
+     */
+    public boolean hasImage(String image) {
+        return call(IMAGE_STATUS, ImageStatusRequest.newBuilder().setImage(ImageSpec.newBuilder().setImage(image)).build())
+                .hasImage();
     }
 
     /** StopPodSandbox then RemovePodSandbox, as the kubelet does when a pod goes away (its containers go too). */
