@@ -2,13 +2,17 @@ package io.driveralias.agent.fs;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * When a host process started, from the kernel's own record: field 22 of
@@ -17,7 +21,7 @@ import java.util.Optional;
  * process) where the runtime keeps no start time (containerd), and it exists from the moment
  * the process does, before its first instruction.
  *
- * <p>The boot instant is taken once, as now less {@code <host-proc>/uptime} (10 ms steps), not
+ * <p>The boot instant is taken once per agent, as now less {@code <host-proc>/uptime} (10 ms steps), not
  * from {@code btime} in {@code <host-proc>/stat}, which is whole seconds: the exposure metric
  * measures from the start in milliseconds. Both are read from the host's procfs, which the
  * kernel writes: no container path is involved.
@@ -28,6 +32,15 @@ public final class ProcessStartTime {
     static final long TICKS_PER_SECOND = 100;
     /** {@code stat} is one line of 52 numbers and a command name of at most 16 bytes (escaped, 64). */
     private static final int MAX_STAT = 4096;
+
+    /**
+     * The boot instant, one per host procfs (and clock) for the whole agent. Now less uptime moves
+     * by up to 10 ms from one reading to the next, and a start is recognised by its exact instant
+     * (the same start is examined and counted once): two readings, by two instances (the NRI path's
+     * and containerd's) or by workers racing at the first reconcile, would date one process at two
+     * instants, and it would be examined and counted twice. So it is read once, under the map's lock.
+     */
+    private static final Map<List<Object>, Instant> BOOTS = new ConcurrentHashMap<>();
 
     private final String hostProc;
     private final Clock clock;
@@ -54,8 +67,17 @@ public final class ProcessStartTime {
     private Instant boot() throws IOException {
         Instant b = boot;
         if (b == null) {
-            Instant now = clock.instant();
-            b = now.minus(uptime(read(Path.of(hostProc, "uptime"))));
+            try {
+                b = BOOTS.computeIfAbsent(List.of(hostProc, clock), key -> {
+                    try {
+                        return clock.instant().minus(uptime(read(Path.of(hostProc, "uptime"))));
+                    } catch (IOException e) {
+                        throw new UncheckedIOException(e);
+                    }
+                });
+            } catch (UncheckedIOException e) {
+                throw e.getCause();
+            }
             boot = b;
         }
         return b;

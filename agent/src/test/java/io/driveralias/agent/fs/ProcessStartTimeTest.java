@@ -63,6 +63,79 @@ class ProcessStartTimeTest {
         assertThat(times.of(-1)).isEmpty();
     }
 
+    /** A clock that moves 3 ms at each reading, and takes 5 ms to answer: the boot instant differs with the moment it is taken. */
+    private static final class MovingClock extends Clock {
+        private final java.util.concurrent.atomic.AtomicReference<Instant> now =
+                new java.util.concurrent.atomic.AtomicReference<>(Instant.parse("2026-12-01T10:00:00Z"));
+
+        @Override
+        public Instant instant() {
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            return now.getAndUpdate(t -> t.plusMillis(3));
+        }
+
+        @Override
+        public java.time.ZoneId getZone() {
+            return ZoneOffset.UTC;
+        }
+
+        @Override
+        public Clock withZone(java.time.ZoneId zone) {
+            throw new UnsupportedOperationException();
+        }
+    }
+
+    private static Path procWithOneProcess(Path proc) throws IOException {
+        Files.writeString(proc.resolve("uptime"), "1000.50 10.00\n");
+        Files.createDirectories(proc.resolve("4242"));
+        Files.writeString(proc.resolve("4242/stat"), stat("cuda app", 90_025));
+        return proc;
+    }
+
+    /**
+     * The agent has several readers of one procfs (the NRI path's, containerd's, Docker's), and a
+     * start is known by its exact instant: each must date a process as the others do, whenever it
+     * first read the boot instant, or one start would be examined and counted twice.
+     */
+    @Test
+    void twoReadersOfOneProcfsDateAProcessAlike(@TempDir Path dir) throws IOException {
+        Path proc = procWithOneProcess(dir);
+        Clock clock = new MovingClock();
+        Instant first = new ProcessStartTime(proc.toString(), clock).of(4242).orElseThrow();
+        Instant second = new ProcessStartTime(proc.toString(), clock).of(4242).orElseThrow();
+        assertThat(second).isEqualTo(first);
+    }
+
+    /** Workers that date their first processes at the same moment (the first reconcile) agree too. */
+    @Test
+    void workersRacingAtTheFirstReadingDateAProcessAlike(@TempDir Path dir) throws Exception {
+        Path proc = procWithOneProcess(dir);
+        ProcessStartTime times = new ProcessStartTime(proc.toString(), new MovingClock());
+        java.util.concurrent.CountDownLatch go = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.ExecutorService workers = java.util.concurrent.Executors.newFixedThreadPool(8);
+        try {
+            java.util.List<java.util.concurrent.Future<Instant>> dated = new java.util.ArrayList<>();
+            for (int i = 0; i < 8; i++) {
+                dated.add(workers.submit(() -> {
+                    go.await();
+                    return times.of(4242).orElseThrow();
+                }));
+            }
+            go.countDown();
+            java.util.Set<Instant> instants = new java.util.HashSet<>();
+            for (java.util.concurrent.Future<Instant> f : dated) {
+                instants.add(f.get(10, java.util.concurrent.TimeUnit.SECONDS));
+            }
+            assertThat(instants).hasSize(1);
+        } finally {
+            workers.shutdownNow();
+        }
+    }
+
     /** The kernel's start of this JVM precedes the JVM's own record of its start by the time the JVM takes to boot. */
     @Test
     void thisProcessStartedJustBeforeTheJvmSaysItDid() {
