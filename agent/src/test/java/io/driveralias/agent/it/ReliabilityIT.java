@@ -158,8 +158,8 @@ class ReliabilityIT {
                 long checked = System.nanoTime();
                 awaitHealthy(docker, ids);
                 long checkedMs = (System.nanoTime() - checked) / 1_000_000;
-                assertThat(count(agent, "driver_alias_containers_total", "outcome=\"repaired\"")).isEqualTo(300);
-                assertThat(count(agent, "driver_alias_containers_total", "")).isEqualTo(300);
+                assertThat(count(agent, "driver_alias_containers_total", "outcome=\"repaired\"")).as(outcomes(agent)).isEqualTo(300);
+                assertThat(count(agent, "driver_alias_containers_total", "")).as(outcomes(agent)).isEqualTo(300);
 
                 long removed = System.nanoTime();
                 for (int i = 0; i < ids.size(); i += 100) {
@@ -288,6 +288,7 @@ class ReliabilityIT {
                                 if (System.nanoTime() > deadline) {
                                     throw e;
                                 }
+                                System.out.println("[reliability] docker run failed, trying again: " + e.getMessage());
                                 sleep(Duration.ofMillis(200));
                             }
                         }
@@ -371,6 +372,17 @@ class ReliabilityIT {
     }
 
     /** The sum of every series of {@code name} whose labels contain {@code labelFilter}. */
+    /** The agent's count of containers by outcome, and the containers Docker has: what a wrong total is made of. */
+    private static String outcomes(AgentProcess agent) {
+        StringBuilder out = new StringBuilder("driver_alias_containers_total:");
+        for (String outcome : List.of("repaired", "healthy", "no_driver", "excluded", "failed", "gone", "missed")) {
+            out.append(' ').append(outcome).append('=').append((long) count(agent, "driver_alias_containers_total",
+                    "outcome=\"" + outcome + "\""));
+        }
+        return out.append("; the agent's lines other than repairs: ").append(agent.logLines("").stream()
+                .filter(l -> !l.contains("repaired container")).limit(40).toList()).toString();
+    }
+
     static double count(AgentProcess agent, String name, String labelFilter) {
         String text;
         try {
