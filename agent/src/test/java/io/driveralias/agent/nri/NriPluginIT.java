@@ -337,6 +337,47 @@ class NriPluginIT {
         assertThat(handlerEvents(handler)).noneMatch(e -> e instanceof Disconnected);
     }
 
+    /**
+     * A handler that says its container is ready ({@link StartCall#answerNow}) and goes on with its
+     * report lets the runtime go on at once: the next plugin (a test plugin at index 90) is called for
+     * the same container while the handler still runs, well before the deadline at which the plugin
+     * would have answered anyway (1 s: half the runtime's request timeout). Only the early answer can
+     * let the runtime call the next plugin that soon; containerd's step from one plugin's answer to the
+     * next plugin's call is in-process, where the deadline's margin is 1 s.
+     */
+    @ParameterizedTest(name = "containerd {0}")
+    @MethodSource("releases")
+    void aHandlerThatAnswersEarlyLetsTheRuntimeCallTheNextPluginWhileItRuns(ContainerdVersion release) throws IOException {
+        containerd(release);
+        CountDownLatch nextPluginCalled = new CountDownLatch(1);
+        AtomicBoolean ranUntilNextPlugin = new AtomicBoolean();
+        FakeNriHandler handler = new FakeNriHandler().onStart((pod, container, call) -> {
+            call.answerNow();
+            // The report's stand-in: it runs until the runtime has called the next plugin (30 s at most).
+            ranUntilNextPlugin.set(nextPluginCalled.await(30, TimeUnit.SECONDS));
+        });
+        connect(handler, Duration.ofSeconds(1));
+        FakeNriHandler next = new FakeNriHandler().onStart((pod, container, call) -> nextPluginCalled.countDown());
+        try (IndexedNriPlugin nextPlugin = IndexedNriPlugin.connect(containerd.nriSocket(), "daa-test-next", "90", next, WAIT)) {
+            next.await(Connected.class, WAIT);
+            synchronizedView(next);
+            String id = run(pod("nri-early"), "early", sh("sleep 3600"));
+            Started early = handler.await(Started.class, WAIT);
+            Started after = next.await(Started.class, WAIT);
+            System.out.printf("[nri-it] containerd %s: a handler that answered early: the next plugin called %.1f ms after the"
+                    + " request reached the handler (deadline %.0f ms), the handler ran %.1f ms (load %s)%n", containerd.version(),
+                    (after.receivedNanos() - early.receivedNanos()) / 1e6, (early.deadlineNanos() - early.receivedNanos()) / 1e6,
+                    (early.returnedNanos() - early.enteredNanos()) / 1e6, loadAverage());
+            assertThat(early.container().id()).isEqualTo(id);
+            assertThat(after.container().id()).isEqualTo(id);
+            assertThat(ranUntilNextPlugin).as("the handler still ran when the runtime called the next plugin").isTrue();
+            assertThat(after.receivedNanos()).as("the next plugin called before this one's deadline").isLessThan(early.deadlineNanos());
+            assertThat(Duration.ofNanos(early.deadlineNanos() - early.receivedNanos())).as("the deadline")
+                    .isLessThanOrEqualTo(Duration.ofSeconds(1));
+            assertThat(containerd.cri().containerStatus(id).getState()).isEqualTo(ContainerState.CONTAINER_RUNNING);
+        }
+    }
+
     private static List<Event> handlerEvents(FakeNriHandler handler) {
         try {
             return handler.drain(Duration.ofMillis(500));
