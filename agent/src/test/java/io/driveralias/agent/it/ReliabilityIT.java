@@ -3,6 +3,7 @@ package io.driveralias.agent.it;
 import static io.driveralias.agent.testing.TestImages.DEBIAN_LIB;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.testing.AgentProcess;
 import io.driveralias.agent.testing.DockerHarness;
 import io.driveralias.agent.testing.DockerRelease;
@@ -158,8 +159,8 @@ class ReliabilityIT {
                 long checked = System.nanoTime();
                 awaitHealthy(docker, ids);
                 long checkedMs = (System.nanoTime() - checked) / 1_000_000;
-                assertThat(count(agent, "driver_alias_containers_total", "outcome=\"repaired\"")).as(outcomes(agent)).isEqualTo(300);
-                assertThat(count(agent, "driver_alias_containers_total", "")).as(outcomes(agent)).isEqualTo(300);
+                assertThat(count(agent, "driver_alias_containers_total", "outcome=\"repaired\"")).as(() -> outcomes(agent)).isEqualTo(300);
+                assertThat(count(agent, "driver_alias_containers_total", "")).as(() -> outcomes(agent)).isEqualTo(300);
 
                 long removed = System.nanoTime();
                 for (int i = 0; i < ids.size(); i += 100) {
@@ -371,18 +372,18 @@ class ReliabilityIT {
         }
     }
 
-    /** The sum of every series of {@code name} whose labels contain {@code labelFilter}. */
-    /** The agent's count of containers by outcome, and the containers Docker has: what a wrong total is made of. */
+    /** The agent's count of containers by outcome, and its log lines other than repairs: what a wrong total is made of. */
     private static String outcomes(AgentProcess agent) {
         StringBuilder out = new StringBuilder("driver_alias_containers_total:");
-        for (String outcome : List.of("repaired", "healthy", "no_driver", "excluded", "failed", "gone", "missed")) {
-            out.append(' ').append(outcome).append('=').append((long) count(agent, "driver_alias_containers_total",
-                    "outcome=\"" + outcome + "\""));
+        for (ContainerOutcome outcome : ContainerOutcome.values()) {
+            out.append(' ').append(outcome.label()).append('=').append((long) count(agent, "driver_alias_containers_total",
+                    "outcome=\"" + outcome.label() + "\""));
         }
         return out.append("; the agent's lines other than repairs: ").append(agent.logLines("").stream()
                 .filter(l -> !l.contains("repaired container")).limit(40).toList()).toString();
     }
 
+    /** The sum of every series of {@code name} whose labels contain {@code labelFilter}. */
     static double count(AgentProcess agent, String name, String labelFilter) {
         String text;
         try {
