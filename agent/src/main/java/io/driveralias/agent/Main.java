@@ -20,6 +20,7 @@ import io.driveralias.agent.fs.HostRoot;
 import io.driveralias.agent.fs.ProcessStartTime;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.http.AgentHttpServer;
+import io.driveralias.agent.http.AgentStatus;
 import io.driveralias.agent.webconfig.WebSecurity;
 import io.driveralias.agent.kube.PodEvents;
 import io.driveralias.agent.kube.PodEventsFactory;
@@ -157,12 +158,25 @@ public final class Main {
                     config.workers(), config.resyncInterval(), config.shutdownGrace(), config.podUid());
             Optional<NriPlugin> nri = kinds.contains(RuntimeChoice.Kind.NRI)
                     ? Optional.of(new NriPlugin(Path.of(config.nriSocket()), new NriStarts(agent, "containerd",
-                            Set.copyOf(config.gpuRuntimes()), path -> parts.hostFiles().atHostPath(path).isPresent(), clock,
+                            Set.copyOf(config.gpuRuntimes()), new NriStarts.DriverPaths(parts.hostFiles()::knownPath,
+                                    path -> parts.hostFiles().atHostPath(path).isPresent()), clock,
                             new ProcessStartTime(config.hostProc(), Clock.systemUTC())::of),
                             config.nriDeadline(), NriPlugin.DEFAULT_CALL_THREADS))
                     : Optional.empty();
+            // Alive while the agent is and, on an NRI node, while the plugin's reading thread is.
+            AgentStatus status = new AgentStatus() {
+                @Override
+                public boolean alive() {
+                    return agent.alive() && nri.map(NriPlugin::alive).orElse(true);
+                }
+
+                @Override
+                public boolean ready() {
+                    return agent.ready();
+                }
+            };
             try (AgentHttpServer http = new AgentHttpServer(
-                    new InetSocketAddress(config.listenHost(), config.listenPort()), metrics::scrape, agent, web)) {
+                    new InetSocketAddress(config.listenHost(), config.listenPort()), metrics::scrape, status, web)) {
                 CountDownLatch stop = new CountDownLatch(1);
                 Signals.onTerminate(stop::countDown);
                 http.start();

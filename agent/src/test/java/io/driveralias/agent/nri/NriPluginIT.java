@@ -156,15 +156,16 @@ class NriPluginIT {
         long start = System.nanoTime();
         plugin.start();
 
-        Connected connected = handler.await(Connected.class, WAIT);
+        NriRuntimeInfo connected = handler.await(Connected.class, WAIT).runtime();
         long configured = System.nanoTime() - start;
         NriSync sync = synchronizedView(handler);
 
-        System.out.printf("[nri-it] containerd %s: registered and configured in %.1f ms; runtime %s %s, request timeout %d ms;"
-                + " Synchronize: %d pods, %d containers%n", containerd.version(), configured / 1e6, connected.runtimeName(),
-                connected.runtimeVersion(), connected.requestTimeout().toMillis(), sync.pods().size(), sync.containers().size());
-        assertThat(connected.runtimeName()).isEqualTo("containerd");
-        assertThat(connected.runtimeVersion()).contains(containerd.version());
+        System.out.printf("[nri-it] containerd %s: registered and configured in %.1f ms; runtime %s %s (NRI %s), request timeout"
+                + " %d ms; Synchronize: %d pods, %d containers%n", containerd.version(), configured / 1e6, connected.name(),
+                connected.version(), connected.nriVersion().isEmpty() ? "not said" : connected.nriVersion(),
+                connected.requestTimeout().toMillis(), sync.pods().size(), sync.containers().size());
+        assertThat(connected.name()).isEqualTo("containerd");
+        assertThat(connected.version()).contains(containerd.version());
         assertThat(connected.requestTimeout()).isEqualTo(Duration.ofSeconds(2));
         assertThat(plugin.connected()).isTrue();
     }
