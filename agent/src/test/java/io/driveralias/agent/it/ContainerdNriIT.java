@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The packaged agent as containerd's NRI plugin (containerd 1.7.24 with NRI on, 2.1.9 where it is
@@ -53,7 +53,7 @@ class ContainerdNriIT {
     }
 
     @ParameterizedTest
-    @EnumSource(value = ContainerdVersion.class, names = {"V1_7", "V2_1"})
+    @MethodSource("io.driveralias.agent.testing.ContainerdVersion#nriReleases")
     void gpuContainersHaveTheirDriverAtTheFirstInstructionThroughTheRuntimesOwnStart(ContainerdVersion release,
                                                                                       @TempDir Path logs)
             throws InterruptedException {
@@ -102,7 +102,7 @@ class ContainerdNriIT {
 
     /** {@code ctr run} never reaches NRI: its GPU containers are the event path's, and are repaired. */
     @ParameterizedTest
-    @EnumSource(value = ContainerdVersion.class, names = {"V1_7", "V2_1"})
+    @MethodSource("io.driveralias.agent.testing.ContainerdVersion#nriReleases")
     void ctrRunContainersAreServedThroughTheEvents(ContainerdVersion release, @TempDir Path logs) {
         ContainerdHarness containerd = ContainerdHarness.of(release);
         String image = containerd.debianImage(ContainerdHarness.K8S);
@@ -126,7 +126,7 @@ class ContainerdNriIT {
      * every one. A repair held past a deadline of 1 ms lets the pod start and repairs it right after.
      */
     @ParameterizedTest
-    @EnumSource(value = ContainerdVersion.class, names = {"V1_7", "V2_1"})
+    @MethodSource("io.driveralias.agent.testing.ContainerdVersion#nriReleases")
     void podsStartWhateverTheAgentDoesAndAreRepairedRightAfter(ContainerdVersion release) throws Exception {
         ContainerdHarness containerd = ContainerdHarness.of(release);
         try (CriProbes cri = new CriProbes(containerd)) {
