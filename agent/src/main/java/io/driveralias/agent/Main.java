@@ -29,6 +29,7 @@ import io.driveralias.agent.live.ContainerRepairer;
 import io.driveralias.agent.live.RuntimeFileSets;
 import io.driveralias.agent.live.ContainerRoots;
 import io.driveralias.agent.live.ExaminationReporter;
+import io.driveralias.agent.live.NriRuntime;
 import io.driveralias.agent.live.NriStarts;
 import io.driveralias.agent.nri.NriPlugin;
 import io.driveralias.agent.logging.LogSetup;
@@ -140,6 +141,12 @@ public final class Main {
             log.error("{}", e.getMessage());
             return ExitCodes.USAGE;
         }
+        // A runtime whose API the agent does not read (CRI-O): known through what its NRI calls tell, watched as any other.
+        Optional<NriRuntime> nriAlone = RuntimeChoice.nriAlone(kinds)
+                ? Optional.of(new NriRuntime(Path.of(config.nriSocket()), Set.copyOf(config.gpuRuntimes()),
+                        new ProcessStartTime(config.hostProc(), Clock.systemUTC())::of))
+                : Optional.empty();
+        nriAlone.ifPresent(runtimes::add);
         // The watched runtimes first: a node without Docker exports no Docker series.
         Set<String> watchedNames = new java.util.TreeSet<>(runtimes.stream().map(ContainerRuntime::name).toList());
         if (kinds.contains(RuntimeChoice.Kind.NRI)) {
@@ -157,10 +164,11 @@ public final class Main {
             Agent agent = new Agent(watched, new ExaminationReporter(metrics, podEvents), metrics, clock,
                     config.workers(), config.resyncInterval(), config.shutdownGrace(), config.podUid());
             Optional<NriPlugin> nri = kinds.contains(RuntimeChoice.Kind.NRI)
-                    ? Optional.of(new NriPlugin(Path.of(config.nriSocket()), new NriStarts(agent, "containerd",
+                    ? Optional.of(new NriPlugin(Path.of(config.nriSocket()), new NriStarts(agent,
+                            nriAlone.isPresent() ? NriRuntime.NAME : "containerd",
                             Set.copyOf(config.gpuRuntimes()), new NriStarts.DriverPaths(parts.hostFiles()::knownPath,
                                     path -> parts.hostFiles().atHostPath(path).isPresent()), clock,
-                            new ProcessStartTime(config.hostProc(), Clock.systemUTC())::of),
+                            new ProcessStartTime(config.hostProc(), Clock.systemUTC())::of, nriAlone),
                             config.nriDeadline(), NriPlugin.DEFAULT_CALL_THREADS))
                     : Optional.empty();
             // Alive while the agent is and, on an NRI node, while the plugin's reading thread is.
@@ -207,7 +215,13 @@ public final class Main {
 
     /** The runtimes --runtime asks for, each built on its own settings; one that cannot be is a configuration error. */
     private static List<ContainerRuntime> runtimes(AgentConfig config) throws ConfigException {
-        return runtimes(config, RuntimeChoice.resolve(config, path -> Files.exists(Path.of(path))));
+        List<RuntimeChoice.Kind> kinds = RuntimeChoice.resolve(config, path -> Files.exists(Path.of(path)));
+        if (RuntimeChoice.nriAlone(kinds)) {
+            throw new ConfigException("this node's runtime is reached through NRI alone (" + config.nriSocket() + "; CRI-O):"
+                    + " check and repair ask a runtime's own API, which the agent does not read here; the running agent's"
+                    + " metrics (driver_alias_container_unrepaired) and log say what it did");
+        }
+        return runtimes(config, kinds);
     }
 
     /** The runtimes watched through their own APIs (NRI serves containerd's starts beside containerd's adapter). */

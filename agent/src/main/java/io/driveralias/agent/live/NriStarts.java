@@ -15,6 +15,8 @@ import io.driveralias.agent.nri.StartCall;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.IntFunction;
@@ -73,6 +75,8 @@ public final class NriStarts implements NriHandler {
     private final RepairMetrics metrics;
     private final Clock clock;
     private final IntFunction<Optional<Instant>> processStart;
+    /** The runtime as NRI alone tells it, where the agent reads no API of the runtime's own (CRI-O): told every container. */
+    private final Optional<NriRuntime> told;
     private final LogThrottle badIds = new LogThrottle(LOG_INTERVAL);
     private final LogThrottle connections = new LogThrottle(LOG_INTERVAL);
     private volatile boolean up;
@@ -82,10 +86,13 @@ public final class NriStarts implements NriHandler {
      * @param gpuRuntimes  runtime handlers that add the driver's files ({@code --gpu-runtime})
      * @param driverPaths  the host's driver files, by a bind's source
      * @param processStart when a process started (the kernel's, as the event path reads it)
+     * @param told         where the runtime is known through NRI alone: the runtime {@code runtime} names, told
+     *                     every container NRI describes; empty where its own API describes them (containerd)
      */
     public NriStarts(Agent agent, String runtime, Set<String> gpuRuntimes, DriverPaths driverPaths, Clock clock,
-                     IntFunction<Optional<Instant>> processStart) {
+                     IntFunction<Optional<Instant>> processStart, Optional<NriRuntime> told) {
         this.agent = agent;
+        this.told = told;
         this.runtime = runtime;
         this.gpuRuntimes = Set.copyOf(gpuRuntimes);
         this.driverPaths = driverPaths;
@@ -108,6 +115,8 @@ public final class NriStarts implements NriHandler {
     public void connected(NriRuntimeInfo info) {
         up = true;
         metrics.runtimeConnected(RUNTIME_LABEL, true);
+        told.ifPresent(t -> t.connection(Optional.of(Printable.of(info.name()) + " " + Printable.of(info.version())
+                + (info.nriVersion().isEmpty() ? "" : " (NRI " + Printable.of(info.nriVersion()) + ")"))));
         long skipped = connections.admit();
         if (skipped >= 0) {
             LOG.info("serving the starts of {} {}{} as its NRI plugin (request timeout {} ms): GPU containers made through the CRI"
@@ -123,6 +132,7 @@ public final class NriStarts implements NriHandler {
         up = false;
         agent.nriPlain().forgetAll();
         metrics.runtimeConnected(RUNTIME_LABEL, false);
+        told.ifPresent(t -> t.connection(Optional.empty()));
         long skipped = connections.admit();
         if (skipped >= 0) {
             LOG.warn("the runtime's NRI connection is gone ({}): its containers are served through its events until the plugin"
@@ -133,6 +143,13 @@ public final class NriStarts implements NriHandler {
 
     @Override
     public void synchronize(NriSync part) {
+        told.ifPresent(t -> {
+            Map<String, NriPod> pods = new HashMap<>();
+            part.pods().forEach(p -> pods.put(p.id(), p));
+            for (NriContainer c : part.containers()) {
+                t.told(pods.getOrDefault(c.podSandboxId(), NriPod.UNKNOWN), c);
+            }
+        });
         if (part.last()) {
             // Whatever started while the plugin was away: the event path's reconcile covers it.
             agent.reconcile(runtime);
@@ -145,6 +162,7 @@ public final class NriStarts implements NriHandler {
      */
     @Override
     public void createContainer(NriPod pod, NriContainer container) {
+        told.ifPresent(t -> t.told(pod, container));
         if (validId(container) && ask(pod, container, gpuRuntimes, driverPaths) == Ask.NONE) {
             agent.nriPlain().announce(new RepairQueue.Key(runtime, container.id()));
         }
@@ -167,6 +185,7 @@ public final class NriStarts implements NriHandler {
         if (!validId(container)) {
             return;
         }
+        told.ifPresent(t -> t.told(pod, container));
         RepairQueue.Key key = new RepairQueue.Key(runtime, container.id());
         if (ask(pod, container, gpuRuntimes, driverPaths) == Ask.NONE) {
             agent.nriPlain().startedWithoutGpu(key, () -> processStart.apply(container.pid()));
@@ -178,6 +197,7 @@ public final class NriStarts implements NriHandler {
 
     @Override
     public void startContainer(NriPod pod, NriContainer container, StartCall call) {
+        told.ifPresent(t -> t.told(pod, container));
         Ask ask = ask(pod, container, gpuRuntimes, driverPaths);
         if (ask == Ask.UNSURE && !bindsHostDriverFile(container, driverPaths)) {
             // Named like the driver's files, and none of them: not announced at its create, so the event path counts it.
@@ -226,14 +246,8 @@ public final class NriStarts implements NriHandler {
         if (GpuRequest.visibleDevices(container.nvidiaEnv()).filter(v -> !v.isEmpty() && !v.equals("void")).isPresent()) {
             return Ask.GPU;
         }
-        for (var annotation : container.annotations().entrySet()) {
-            if (annotation.getKey().startsWith("cdi.k8s.io/")) {
-                for (String device : annotation.getValue().split(",")) {
-                    if (GpuRequest.isNvidiaCdiDevice(device.trim())) {
-                        return Ask.GPU;
-                    }
-                }
-            }
+        if (NriDescriptions.cdiAnnotation(container.annotations())) {
+            return Ask.GPU;
         }
         Ask ask = Ask.NONE;
         for (NriMount m : container.bindMounts()) {

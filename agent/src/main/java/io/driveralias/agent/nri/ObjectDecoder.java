@@ -32,9 +32,9 @@ import java.util.Map;
  *
  * <p>NRI's field numbers (pkg/api/api.proto): PodSandbox {id 1, name 2, uid 3, namespace 4,
  * runtime_handler 7}; Container {id 1, pod_sandbox_id 2, name 3, state 4, labels 5, annotations 6,
- * env 8, mounts 9, linux 11, pid 12, CDI_devices 20}; Mount {destination 1, type 2, source 3,
- * options 4}; LinuxContainer {devices 2}; LinuxDevice {path 1}; CDIDevice {name 1}; map entries
- * {key 1, value 2}.
+ * env 8, mounts 9, linux 11, pid 12, CDI_devices 20, image 22}; Mount {destination 1, type 2,
+ * source 3, options 4}; LinuxContainer {devices 2}; LinuxDevice {path 1}; CDIDevice {name 1}; Image
+ * {name 1}; map entries {key 1, value 2}.
  */
 final class ObjectDecoder {
 
@@ -70,6 +70,9 @@ final class ObjectDecoder {
     private static final int TAG_LINUX = tag(11, ProtoReader.LENGTH);
     private static final int TAG_PID = tag(12, ProtoReader.VARINT);
     private static final int TAG_CDI_DEVICES = tag(20, ProtoReader.LENGTH);
+    private static final int TAG_IMAGE = tag(22, ProtoReader.LENGTH);
+    /** The CRI's own annotation of a container's image (containerd), where NRI before 0.12 has no image field. */
+    private static final String CRI_IMAGE_ANNOTATION = "io.kubernetes.cri.image-name";
 
     /** Readers of nested messages (an entry, a mount, a device), reused: the decoder allocates only what it keeps. */
     private final ProtoReader nested = new ProtoReader(ByteBuffer.allocate(0), 0, 0);
@@ -128,6 +131,7 @@ final class ObjectDecoder {
         List<NriMount> mounts = new ArrayList<>();
         boolean nvidiaDevice = false;
         boolean nvidiaCdi = false;
+        String image = null;
         while (in.hasMore()) {
             int tag = in.tag();
             if (tag == TAG_ID) {
@@ -153,12 +157,17 @@ final class ObjectDecoder {
                 pid = value > 0 && value <= Integer.MAX_VALUE ? (int) value : 0;
             } else if (tag == TAG_CDI_DEVICES) {
                 nvidiaCdi |= nvidiaCdiDevice(nested.moveTo(in, in.span(tag)));
+            } else if (tag == TAG_IMAGE) {
+                image = imageName(nested.moveTo(in, in.span(tag)));
             } else {
                 in.skip(tag);
             }
         }
-        return new NriContainer(id, pod, name, state, pid, labels, annotations, env, mounts, nvidiaDevice, nvidiaCdi, truncated,
-                overBounds);
+        if (image == null) {
+            image = annotations.getOrDefault(CRI_IMAGE_ANNOTATION, "");
+        }
+        return new NriContainer(id, pod, name, image, state, pid, labels, annotations, env, mounts, nvidiaDevice, nvidiaCdi,
+                truncated, overBounds);
     }
 
     /** An identity field: kept whatever the budget (charged all the same), "" when over {@link #MAX_STRING}. */
@@ -339,6 +348,20 @@ final class ObjectDecoder {
             }
         }
         into.add(new NriMount(dst, typeText, src, optionTexts));
+    }
+
+    /** An Image (NRI 0.12): its name (field 1), an identity field; "" when it has none. */
+    private String imageName(ProtoReader in) throws NriProtocolException {
+        String name = "";
+        while (in.hasMore()) {
+            int tag = in.tag();
+            if (tag == TAG_ID) {
+                name = identity(in, in.span(tag));
+            } else {
+                in.skip(tag);
+            }
+        }
+        return name;
     }
 
     /** A CDIDevice: whether its name (field 1) is one of NVIDIA's kinds ({@link GpuRequest#isNvidiaCdiDevice}, read in place). */

@@ -211,7 +211,7 @@ final class PluginMessages {
 
     /** The pod at {@code span}, or an empty one where the message has none. */
     private static NriPod pod(ProtoReader in, ObjectDecoder decoder, long span) throws NriProtocolException {
-        return span == -1 ? new NriPod("", "", "", "", "", 0) : decoder.pod(in.reader(span));
+        return span == -1 ? NriPod.UNKNOWN : decoder.pod(in.reader(span));
     }
 
     static Reply reply(ProtoReader in) throws NriProtocolException {

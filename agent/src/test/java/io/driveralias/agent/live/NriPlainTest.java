@@ -62,7 +62,7 @@ class NriPlainTest {
         agent.start();
         await("ready", WAIT, agent::ready);
         nri = new NriStarts(agent, "containerd", Set.of(), new NriStarts.DriverPaths(path -> false, path -> false), Clock.systemUTC(),
-                pid -> Optional.of(STARTED));
+                pid -> Optional.of(STARTED), Optional.empty());
         nri.connected(new NriRuntimeInfo("containerd", "v2.1.9", "", Duration.ofSeconds(2)));
     }
 
@@ -72,7 +72,7 @@ class NriPlainTest {
     }
 
     private static NriContainer nriContainer(String id, int pid, List<String> nvidiaEnv) {
-        return new NriContainer(id, "s", "main", NriContainer.State.CREATED, pid, Map.of(), Map.of(), nvidiaEnv, List.of(), false, false, 0,
+        return new NriContainer(id, "s", "main", "", NriContainer.State.CREATED, pid, Map.of(), Map.of(), nvidiaEnv, List.of(), false, false, 0,
                 false);
     }
 

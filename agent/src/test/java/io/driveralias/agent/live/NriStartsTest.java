@@ -32,7 +32,7 @@ class NriStartsTest {
 
     private static NriContainer container(List<String> env, Map<String, String> annotations, List<NriMount> mounts,
                                           boolean devices) {
-        return new NriContainer("c", "s", "main", NriContainer.State.CREATED, 42, Map.of(), annotations, env, mounts, devices, false,
+        return new NriContainer("c", "s", "main", "", NriContainer.State.CREATED, 42, Map.of(), annotations, env, mounts, devices, false,
                 0, false);
     }
 
@@ -66,14 +66,14 @@ class NriStartsTest {
                 .as("a GPU runtime handler").isEqualTo(Ask.GPU);
         assertThat(ask(POD, container(List.of(), Map.of(), List.of(bind(HOST_FILE)), false)))
                 .as("a bind of the host's own driver file, by its path").isEqualTo(Ask.GPU);
-        assertThat(ask(POD, new NriContainer("c", "s", "main", NriContainer.State.CREATED, 42, Map.of(), Map.of(), List.of(),
+        assertThat(ask(POD, new NriContainer("c", "s", "main", "", NriContainer.State.CREATED, 42, Map.of(), Map.of(), List.of(),
                 List.of(), false, false, 1, false))).as("a call cut by its bounds: the record decides").isEqualTo(Ask.GPU);
     }
 
     @Test
     void aContainerGivenOneOfNvidiasCdiDevicesByTheRuntimeAsksForAGpu() {
         // NRI 0.12 (containerd 2.3) passes the container's CDI devices: the device plugin's nvidia.com/gpu=0.
-        NriContainer cdi = new NriContainer("c", "s", "main", NriContainer.State.CREATED, 42, Map.of(), Map.of(), List.of(),
+        NriContainer cdi = new NriContainer("c", "s", "main", "", NriContainer.State.CREATED, 42, Map.of(), Map.of(), List.of(),
                 List.of(), false, true, 0, false);
         assertThat(ask(POD, cdi)).isEqualTo(Ask.GPU);
     }

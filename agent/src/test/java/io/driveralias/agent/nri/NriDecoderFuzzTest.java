@@ -8,6 +8,7 @@ import io.driveralias.agent.testing.SeededCases;
 import io.driveralias.agent.testing.nri.CDIDevice;
 import io.driveralias.agent.testing.nri.ConfigureRequest;
 import io.driveralias.agent.testing.nri.Container;
+import io.driveralias.agent.testing.nri.Image;
 import io.driveralias.agent.testing.nri.LinuxContainer;
 import io.driveralias.agent.testing.nri.LinuxDevice;
 import io.driveralias.agent.testing.nri.Mount;
@@ -126,6 +127,9 @@ class NriDecoderFuzzTest {
             }
             c.setLinux(linux);
         }
+        if (random.nextInt(3) == 0) {
+            c.setImage(Image.newBuilder().setName(text(random, "registry.example/")));
+        }
         for (int i = random.nextInt(3); i > 0; i--) {
             c.addCDIDevices(CDIDevice.newBuilder().setName(SeededCases.oneOf(random, CDI_DEVICES)));
         }
@@ -193,7 +197,9 @@ class NriDecoderFuzzTest {
         boolean device = c.getLinux().getDevicesList().stream().anyMatch(d -> d.getPath().startsWith("/dev/nvidia"));
         boolean cdi = c.getCDIDevicesList().stream().anyMatch(d -> d.getName().startsWith("nvidia.com/"));
         long pid = Integer.toUnsignedLong(c.getPid());
-        return new NriContainer(id, pod, name, c.getState() >= 0 && c.getState() <= 4 ? NriContainer.State.values()[c.getState()]
+        String image = c.hasImage() ? (bytes(c.getImage().getName()) > ObjectDecoder.MAX_STRING ? r.invalid() : c.getImage().getName())
+                : annotations.getOrDefault("io.kubernetes.cri.image-name", "");
+        return new NriContainer(id, pod, name, image, c.getState() >= 0 && c.getState() <= 4 ? NriContainer.State.values()[c.getState()]
                 : NriContainer.State.UNKNOWN, pid <= Integer.MAX_VALUE ? (int) pid : 0, labels, annotations, env, mounts, device, cdi,
                 r.truncated, r.overBounds);
     }
@@ -258,6 +264,7 @@ class NriDecoderFuzzTest {
         assertThat(got.id()).isEqualTo(want.id());
         assertThat(got.podSandboxId()).isEqualTo(want.podSandboxId());
         assertThat(got.name()).isEqualTo(want.name());
+        assertThat(got.image()).isEqualTo(want.image());
         assertThat(got.state()).isEqualTo(want.state());
         assertThat(got.pid()).isEqualTo(want.pid());
         assertThat(got.labels()).isEqualTo(want.labels());
