@@ -11,7 +11,7 @@ import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 
 /**
- * Every {@code helm install} and {@code helm upgrade} the README and docs/kubernetes.md print runs
+ * Every {@code helm install} and {@code helm upgrade} the READMEs and docs/kubernetes.md print runs
  * as printed: an install with {@code --dry-run=client} (no cluster needed), an upgrade as the
  * {@code helm template} of the same chart, release, namespace and values (an upgrade needs the
  * release on a cluster). A misspelt flag, a values file that moved, a chart that does not render
@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
  */
 class HelmDocumentedCommandsTest {
 
-    private static final List<String> PAGES = List.of("README.md", "docs/kubernetes.md");
+    private static final List<String> PAGES = List.of("README.md", "docs/kubernetes.md", "charts/driver-alias-agent/README.md");
     private static final Pattern SHELL = Pattern.compile("```sh\\n(.*?)```", Pattern.DOTALL);
 
     /** The helm command lines of a page's shell blocks, continuations joined, comments dropped. */
