@@ -1,0 +1,652 @@
+package io.driveralias.agent.grpc;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.ByteChannel;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One HTTP/2 connection with prior knowledge (h2c, RFC 9113 3.3) as a gRPC client uses it: the
+ * calling threads open streams and write their requests; one reading thread ({@link #run}) reads
+ * every frame, answers SETTINGS and PING, keeps both directions' flow control, and hands each
+ * stream's headers and data to its {@link GrpcStream}. Streams are only the client's (no push).
+ *
+ * <p>Locks: {@link #writeLock} keeps frames whole and new streams in id order; {@link #state}
+ * guards the streams and the windows. The writing lock may be taken before the state, never the
+ * other way round: the reading thread never waits to write while it holds the state, so a writer
+ * waiting for window always lets the reader in to grant it. Every wait is bounded: a writer's and
+ * a caller's by the call's deadline, the reading thread's writes by {@link #WRITE_STALL}; the
+ * reading thread's wait for the next frame is the connection's idle time, ended by the server's
+ * close or by {@link #close}.
+ */
+final class H2Connection implements AutoCloseable {
+
+    /** The window each stream starts with: events are a few hundred bytes, a record a few KiB. */
+    static final int STREAM_WINDOW = 256 << 10;
+    /** The whole connection's: several answers at once. */
+    static final int CONNECTION_WINDOW = 1 << 20;
+    /** The largest header list the client reads; containerd's are a few hundred bytes. */
+    static final int MAX_HEADER_LIST = 16 << 10;
+    static final int HEADER_TABLE = 4096;
+    /** Streams open at once, whatever the server allows: the agent makes a handful of calls at a time. */
+    static final int MAX_STREAMS = 100;
+    /** The largest request: containerd's requests are a few hundred bytes. */
+    static final int MAX_REQUEST = 64 << 10;
+    static final long WRITE_STALL = TimeUnit.SECONDS.toNanos(5);
+    /** The last stream id a connection opens before it is retired for a new one (RFC 9113 5.1.1: 2^31 - 1). */
+    static final int LAST_STREAM_ID = Integer.MAX_VALUE - 2;
+
+    private final ByteChannel channel;
+    private final ReentrantLock writeLock = new ReentrantLock();
+    /** The callers' frames, under {@link #writeLock}: a request's headers and its message's DATA frames. */
+    private final ByteBuffer out = ByteBuffer.allocate(2 * FrameReader.HEADER + 1024 + MAX_REQUEST + 16 * FrameReader.HEADER);
+    /** The reading thread's own frames (acknowledgements, window updates, resets). */
+    private final ByteBuffer control = ByteBuffer.allocate(64);
+
+    private final Object state = new Object();
+    private final Map<Integer, GrpcStream> streams = new HashMap<>();
+    private int nextStreamId = 1;
+    private int opening;
+    private int peerMaxStreams = Integer.MAX_VALUE;
+    private int peerInitialWindow = 65_535;
+    private int peerMaxFrame = FrameReader.MAX_FRAME;
+    private long sendWindow = 65_535;
+    private boolean goingAway;
+    private GrpcException broken;
+    /** How long a caller whose write failed waits for the reading thread's reason. */
+    private static final long READER_GRACE = TimeUnit.SECONDS.toNanos(1);
+    private volatile Thread reader;
+    /** Frames read so far: a call that saw none arrive in its whole deadline ends the connection. */
+    private volatile long framesRead;
+
+    // The reading thread's alone.
+    private final FrameReader frames;
+    private final HpackDecoder hpack = new HpackDecoder(HEADER_TABLE, MAX_HEADER_LIST);
+    private final GrpcStream.Headers headers = new GrpcStream.Headers();
+    private final byte[] block = new byte[MAX_HEADER_LIST];
+    private int blockLength;
+    private int blockStream;
+    private boolean blockEndsStream;
+    private boolean continuing;
+    private long receiveWindow = CONNECTION_WINDOW;
+    private int connectionOwed;
+
+    /** @param readAhead the reading thread's buffer (a frame at least, on the heap) */
+    H2Connection(ByteChannel channel, ByteBuffer readAhead) {
+        this.channel = channel;
+        this.frames = new FrameReader(channel, readAhead);
+    }
+
+    /** The client's preface: the magic, its SETTINGS, and the connection's window raised. */
+    void start() throws IOException {
+        ByteBuffer preface = ByteBuffer.allocate(Frames.PREFACE.length + 64);
+        preface.put(Frames.PREFACE);
+        Frames.settings(preface, Frames.SETTINGS_ENABLE_PUSH, 0, Frames.SETTINGS_MAX_CONCURRENT_STREAMS, 0,
+                Frames.SETTINGS_INITIAL_WINDOW_SIZE, STREAM_WINDOW, Frames.SETTINGS_MAX_HEADER_LIST_SIZE, MAX_HEADER_LIST);
+        Frames.windowUpdate(preface, 0, CONNECTION_WINDOW - 65_535);
+        write(preface.flip());
+    }
+
+    /** Whether new calls may use this connection: not broken, not going away. */
+    boolean usable() {
+        synchronized (state) {
+            return broken == null && !goingAway;
+        }
+    }
+
+    /** How many frames the reading thread has read. */
+    long framesRead() {
+        return framesRead;
+    }
+
+    /**
+     * Opens a stream and sends the request: headers, then {@code message} in a gRPC frame, the
+     * stream half-closed after it. Waits for a stream slot and for window, within {@code deadline},
+     * which a unary call's request carries ({@code grpc-timeout}) and a streaming call's does not.
+     */
+    GrpcStream open(byte[] path, byte[][] extra, byte[] message, boolean streaming, int maxMessage, long deadline)
+            throws GrpcException, InterruptedException {
+        if (message.length > MAX_REQUEST) {
+            throw new GrpcException(GrpcException.Code.INTERNAL, "a request of " + message.length + " bytes", null);
+        }
+        synchronized (state) {
+            while (broken == null && !goingAway && streams.size() + opening >= Math.min(MAX_STREAMS, peerMaxStreams)) {
+                waitState(deadline);
+            }
+            checkUsable();
+            opening++;
+        }
+        try {
+            lock(deadline);
+        } catch (GrpcException | InterruptedException e) {
+            synchronized (state) {
+                opening--;
+                state.notifyAll();
+            }
+            throw e;
+        }
+        GrpcStream stream;
+        int sent;
+        try {
+            out.clear();
+            synchronized (state) {
+                opening--;
+                checkUsable();
+                stream = new GrpcStream(nextStreamId, streaming, maxMessage, STREAM_WINDOW, peerInitialWindow);
+                streams.put(stream.id, stream);
+                nextStreamId += 2;
+                goingAway |= nextStreamId > LAST_STREAM_ID;
+                int position = out.position();
+                out.position(position + FrameReader.HEADER);
+                Frames.requestHeaders(out, path, extra, streaming ? -1 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
+                Frames.header(out.duplicate().position(position), out.position() - position - FrameReader.HEADER, FrameReader.HEADERS,
+                        FrameReader.END_HEADERS, stream.id);
+                sent = data(stream, message, 0);
+            }
+            write(out.flip());
+        } finally {
+            writeLock.unlock();
+        }
+        // The rest of a request larger than the server's windows, as it grants more.
+        while (sent < framedLength(message) && !stream.isOver()) {
+            synchronized (state) {
+                while (broken == null && !stream.isOver() && Math.min(sendWindow, stream.sendWindow) <= 0) {
+                    waitState(deadline);
+                }
+                checkBroken();
+            }
+            lock(deadline);
+            try {
+                out.clear();
+                synchronized (state) {
+                    sent = data(stream, message, sent);
+                }
+                write(out.flip());
+            } finally {
+                writeLock.unlock();
+            }
+        }
+        return stream;
+    }
+
+    private static int framedLength(byte[] message) {
+        return GrpcStream.PREFIX + message.length;
+    }
+
+    /**
+     * As many DATA frames of the framed message, from byte {@code from} of it, as the windows
+     * allow, into {@link #out}; the last with END_STREAM. Under the state lock. Returns how far it got.
+     */
+    private int data(GrpcStream stream, byte[] message, int from) {
+        int total = framedLength(message);
+        int at = from;
+        while (at < total) {
+            int n = (int) Math.min(Math.min(total - at, peerMaxFrame), Math.min(sendWindow, stream.sendWindow));
+            if (n <= 0) {
+                break;
+            }
+            Frames.header(out, n, FrameReader.DATA, at + n == total ? FrameReader.END_STREAM : 0, stream.id);
+            for (int i = at; i < at + n; i++) {
+                out.put(i < GrpcStream.PREFIX ? prefixByte(message.length, i) : message[i - GrpcStream.PREFIX]);
+            }
+            sendWindow -= n;
+            stream.sendWindow -= n;
+            at += n;
+        }
+        return at;
+    }
+
+    /** Byte {@code i} of a message's gRPC prefix: not compressed, then its length big-endian. */
+    private static byte prefixByte(int length, int i) {
+        return i == 0 ? 0 : (byte) (length >>> (8 * (4 - i)));
+    }
+
+    /**
+     * Ends a call the client gives up on (its deadline, its caller's close; {@code why}, or null for
+     * a call failed already): RST_STREAM CANCEL if it is still open. A connection that cannot take
+     * the frame is ended instead.
+     */
+    void cancel(GrpcStream stream, GrpcException why) {
+        if (why != null) {
+            stream.fail(why);
+        }
+        boolean open;
+        synchronized (state) {
+            open = streams.remove(stream.id) != null;
+            state.notifyAll();
+        }
+        if (open) {
+            sendControl(c -> Frames.rstStream(c, stream.id, H2ProtocolException.CANCEL), ByteBuffer.allocate(16));
+        }
+    }
+
+    /** Gives {@code n} bytes of a streaming call's window back to the server (its reader took messages). */
+    void grant(GrpcStream stream, int n) {
+        synchronized (state) {
+            if (!streams.containsKey(stream.id)) {
+                return;
+            }
+        }
+        stream.granted(n);
+        sendControl(c -> Frames.windowUpdate(c, stream.id, n), ByteBuffer.allocate(16));
+    }
+
+    /** The reading thread: frames until the server closes the connection or it breaks; then every call fails. */
+    void run() {
+        reader = Thread.currentThread();
+        GrpcException why;
+        try {
+            while (frames.next()) {
+                framesRead++;
+                frame();
+            }
+            why = new GrpcException(GrpcException.Code.UNAVAILABLE, "the server closed the connection", null);
+        } catch (H2ProtocolException.Http1 e) {
+            why = GrpcException.http1(e);
+        } catch (H2ProtocolException e) {
+            sendControl(c -> Frames.goAway(c, 0, e.code()), control);
+            why = new GrpcException(GrpcException.Code.UNAVAILABLE, "HTTP/2: " + e.getMessage(), e);
+        } catch (IOException e) {
+            why = new GrpcException(GrpcException.Code.UNAVAILABLE, "connection: " + e.getMessage(), e);
+        } catch (RuntimeException e) {
+            why = new GrpcException(GrpcException.Code.INTERNAL, "the client failed reading: " + e, e);
+        }
+        fail(why);
+    }
+
+    private void frame() throws IOException {
+        int type = frames.type();
+        if (continuing && type != FrameReader.CONTINUATION) {
+            throw protocol("a frame of type " + type + " inside a header block");
+        }
+        switch (type) {
+            case FrameReader.DATA -> data();
+            case FrameReader.HEADERS, FrameReader.CONTINUATION -> headerBlock(type);
+            case FrameReader.RST_STREAM -> reset();
+            case FrameReader.SETTINGS -> settings();
+            case FrameReader.PING -> ping();
+            case FrameReader.GOAWAY -> goAway();
+            case FrameReader.WINDOW_UPDATE -> windowUpdate();
+            case FrameReader.PUSH_PROMISE -> throw protocol("PUSH_PROMISE, though push is off");
+            case FrameReader.PRIORITY -> {
+                if (frames.length() != 5 || frames.stream() == 0) {
+                    throw protocol("a malformed PRIORITY frame");
+                }
+            }
+            default -> {
+                // RFC 9113 4.1: unknown frame types are ignored.
+            }
+        }
+    }
+
+    private void data() throws IOException {
+        int length = frames.length();
+        GrpcStream stream = stream(frames.stream());
+        int padding = padding(length);
+        receiveWindow -= length;
+        if (receiveWindow < 0) {
+            throw new H2ProtocolException(H2ProtocolException.FLOW_CONTROL_ERROR, "the server sent past the connection's window");
+        }
+        connectionOwed += length;
+        if (connectionOwed >= CONNECTION_WINDOW / 4) {
+            int n = connectionOwed;
+            connectionOwed = 0;
+            receiveWindow += n;
+            sendControl(c -> Frames.windowUpdate(c, 0, n), control);
+        }
+        if (stream == null) {
+            return;
+        }
+        if (stream.window() < length) {
+            throw new H2ProtocolException(H2ProtocolException.FLOW_CONTROL_ERROR, "the server sent past stream " + stream.id + "'s window");
+        }
+        boolean end = frames.flag(FrameReader.END_STREAM);
+        int start = frames.offset() + (frames.flag(FrameReader.PADDED) ? 1 : 0);
+        int credit = stream.onData(frames.array(), start, length - padding - (frames.flag(FrameReader.PADDED) ? 1 : 0), end);
+        if (credit < 0) {
+            cancel(stream, null);
+        } else if (end) {
+            closed(stream);
+        } else {
+            stream.ungranted += credit + padding;
+            if (stream.ungranted >= STREAM_WINDOW / 4) {
+                int n = stream.ungranted;
+                stream.ungranted = 0;
+                stream.granted(n);
+                sendControl(c -> Frames.windowUpdate(c, stream.id, n), control);
+            }
+        }
+    }
+
+    /** A frame's padding length (PADDED flag), checked against its length. */
+    private int padding(int length) throws H2ProtocolException {
+        if (!frames.flag(FrameReader.PADDED)) {
+            return 0;
+        }
+        int padding = length == 0 ? -1 : frames.array()[frames.offset()] & 0xff;
+        if (padding < 0 || padding >= length) {
+            throw protocol("padding over the frame's length");
+        }
+        return padding;
+    }
+
+    private void headerBlock(int type) throws IOException {
+        int length = frames.length();
+        int from = frames.offset();
+        if (type == FrameReader.HEADERS) {
+            if (frames.stream() == 0) {
+                throw protocol("HEADERS on stream 0");
+            }
+            int padding = padding(length);
+            int skip = (frames.flag(FrameReader.PADDED) ? 1 : 0) + (frames.flag(FrameReader.PRIORITY_FLAG) ? 5 : 0);
+            if (skip + padding > length) {
+                throw protocol("a HEADERS frame shorter than its padding and priority");
+            }
+            from += skip;
+            length -= skip + padding;
+            blockLength = 0;
+            blockStream = frames.stream();
+            blockEndsStream = frames.flag(FrameReader.END_STREAM);
+        } else if (!continuing || frames.stream() != blockStream) {
+            throw protocol("CONTINUATION without a header block in progress on its stream");
+        }
+        if (blockLength + length > block.length) {
+            throw new H2ProtocolException(H2ProtocolException.ENHANCE_YOUR_CALM, "a header block over " + block.length + " bytes");
+        }
+        System.arraycopy(frames.array(), from, block, blockLength, length);
+        blockLength += length;
+        continuing = !frames.flag(FrameReader.END_HEADERS);
+        if (continuing) {
+            return;
+        }
+        // Decoded whatever the stream: the server's table changes with every block.
+        hpack.decode(block, 0, blockLength, headers.reset());
+        GrpcStream stream = stream(blockStream);
+        if (stream != null) {
+            stream.onHeaders(headers, blockEndsStream);
+            if (blockEndsStream) {
+                closed(stream);
+            } else if (stream.isOver()) {
+                cancel(stream, null);
+            }
+        }
+    }
+
+    private void reset() throws IOException {
+        if (frames.length() != 4 || frames.stream() == 0) {
+            throw protocol("a malformed RST_STREAM frame");
+        }
+        GrpcStream stream = stream(frames.stream());
+        if (stream != null) {
+            long code = frames.u32(0);
+            stream.fail(new GrpcException(resetCode(code), "the server reset the stream (HTTP/2 error " + code + ")", null));
+            closed(stream);
+        }
+    }
+
+    /** gRPC's mapping of RST_STREAM's error codes. */
+    private static GrpcException.Code resetCode(long code) {
+        return switch ((int) code) {
+            case H2ProtocolException.REFUSED_STREAM -> GrpcException.Code.UNAVAILABLE;
+            case H2ProtocolException.CANCEL -> GrpcException.Code.CANCELLED;
+            case H2ProtocolException.ENHANCE_YOUR_CALM -> GrpcException.Code.RESOURCE_EXHAUSTED;
+            case H2ProtocolException.INADEQUATE_SECURITY -> GrpcException.Code.PERMISSION_DENIED;
+            default -> GrpcException.Code.INTERNAL;
+        };
+    }
+
+    private void settings() throws IOException {
+        if (frames.stream() != 0 || frames.length() % 6 != 0 || frames.flag(FrameReader.ACK) && frames.length() != 0) {
+            throw new H2ProtocolException(H2ProtocolException.FRAME_SIZE_ERROR, "a malformed SETTINGS frame");
+        }
+        if (frames.flag(FrameReader.ACK)) {
+            return;
+        }
+        byte[] b = frames.array();
+        synchronized (state) {
+            for (int at = 0; at < frames.length(); at += 6) {
+                int id = (b[frames.offset() + at] & 0xff) << 8 | b[frames.offset() + at + 1] & 0xff;
+                long value = frames.u32(at + 2);
+                switch (id) {
+                    case Frames.SETTINGS_MAX_CONCURRENT_STREAMS -> peerMaxStreams = (int) Math.min(value, Integer.MAX_VALUE);
+                    case Frames.SETTINGS_INITIAL_WINDOW_SIZE -> {
+                        if (value > Integer.MAX_VALUE) {
+                            throw new H2ProtocolException(H2ProtocolException.FLOW_CONTROL_ERROR, "an initial window of " + value);
+                        }
+                        // RFC 9113 6.9.2: the change applies to every open stream's window.
+                        int delta = (int) value - peerInitialWindow;
+                        peerInitialWindow = (int) value;
+                        for (GrpcStream s : streams.values()) {
+                            s.sendWindow += delta;
+                        }
+                    }
+                    case Frames.SETTINGS_MAX_FRAME_SIZE -> {
+                        if (value < FrameReader.MAX_FRAME || value > 0xff_ffff) {
+                            throw protocol("a maximum frame size of " + value);
+                        }
+                        peerMaxFrame = (int) value;
+                    }
+                    case Frames.SETTINGS_ENABLE_PUSH -> {
+                        if (value > 1) {
+                            throw protocol("ENABLE_PUSH " + value);
+                        }
+                    }
+                    default -> {
+                        // The header table size concerns an encoder with a dynamic table; the client's has none.
+                    }
+                }
+            }
+            state.notifyAll();
+        }
+        sendControl(Frames::settingsAck, control);
+    }
+
+    private void ping() throws IOException {
+        if (frames.length() != 8 || frames.stream() != 0) {
+            throw new H2ProtocolException(H2ProtocolException.FRAME_SIZE_ERROR, "a malformed PING frame");
+        }
+        if (!frames.flag(FrameReader.ACK)) {
+            sendControl(c -> Frames.pingAck(c, frames.array(), frames.offset()), control);
+        }
+    }
+
+    /** The server stops taking streams: those after its last are refused (UNAVAILABLE), the others finish. */
+    private void goAway() throws IOException {
+        if (frames.length() < 8 || frames.stream() != 0) {
+            throw protocol("a malformed GOAWAY frame");
+        }
+        long last = frames.u32(0) & 0x7fff_ffffL;
+        List<GrpcStream> refused = new ArrayList<>();
+        synchronized (state) {
+            goingAway = true;
+            for (GrpcStream s : streams.values()) {
+                if (s.id > last) {
+                    refused.add(s);
+                }
+            }
+            refused.forEach(s -> streams.remove(s.id));
+            state.notifyAll();
+        }
+        GrpcException why = new GrpcException(GrpcException.Code.UNAVAILABLE, "the server is going away (GOAWAY, error "
+                + frames.u32(4) + ")", null);
+        refused.forEach(s -> s.fail(why));
+    }
+
+    private void windowUpdate() throws IOException {
+        if (frames.length() != 4) {
+            throw new H2ProtocolException(H2ProtocolException.FRAME_SIZE_ERROR, "a malformed WINDOW_UPDATE frame");
+        }
+        long increment = frames.u32(0) & 0x7fff_ffffL;
+        if (increment == 0) {
+            throw protocol("a WINDOW_UPDATE of 0");
+        }
+        synchronized (state) {
+            if (frames.stream() == 0) {
+                sendWindow += increment;
+                if (sendWindow > Integer.MAX_VALUE) {
+                    throw new H2ProtocolException(H2ProtocolException.FLOW_CONTROL_ERROR, "the connection's window over 2^31 - 1");
+                }
+            } else {
+                GrpcStream s = streams.get(frames.stream());
+                if (s != null) {
+                    if (s.sendWindow + increment > Integer.MAX_VALUE) {
+                        throw new H2ProtocolException(H2ProtocolException.FLOW_CONTROL_ERROR, "a stream's window over 2^31 - 1");
+                    }
+                    s.sendWindow += (int) increment;
+                }
+            }
+            state.notifyAll();
+        }
+    }
+
+    /** The open stream of {@code id}; null for one closed already; an error for one never opened. */
+    private GrpcStream stream(int id) throws H2ProtocolException {
+        if (id == 0) {
+            throw protocol("a stream frame on stream 0");
+        }
+        synchronized (state) {
+            if (id % 2 == 0 || id >= nextStreamId) {
+                throw protocol("a frame on stream " + id + ", which the client did not open");
+            }
+            return streams.get(id);
+        }
+    }
+
+    private void closed(GrpcStream stream) {
+        synchronized (state) {
+            streams.remove(stream.id);
+            state.notifyAll();
+        }
+    }
+
+    /** Ends the connection: every open call fails with {@code why}, new calls go elsewhere. */
+    void fail(GrpcException why) {
+        List<GrpcStream> open;
+        GrpcException reason;
+        synchronized (state) {
+            if (broken == null) {
+                broken = why;
+            }
+            reason = broken;
+            open = new ArrayList<>(streams.values());
+            streams.clear();
+            state.notifyAll();
+        }
+        open.forEach(s -> s.fail(reason));
+        try {
+            channel.close();
+        } catch (IOException e) {
+            // closing: nothing more to do
+        }
+    }
+
+    @Override
+    public void close() {
+        fail(new GrpcException(GrpcException.Code.UNAVAILABLE, "the client closed the connection", null));
+    }
+
+    @FunctionalInterface
+    private interface FrameWriter {
+        void write(ByteBuffer out);
+    }
+
+    /** A control frame, written within {@link #WRITE_STALL}; a connection that cannot take it is ended. */
+    private void sendControl(FrameWriter frame, ByteBuffer buffer) {
+        try {
+            if (!writeLock.tryLock(WRITE_STALL, TimeUnit.NANOSECONDS)) {
+                fail(new GrpcException(GrpcException.Code.UNAVAILABLE, "writes to the connection stalled", null));
+                return;
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            fail(new GrpcException(GrpcException.Code.CANCELLED, "interrupted", e));
+            return;
+        }
+        try {
+            buffer.clear();
+            frame.write(buffer);
+            write(buffer.flip());
+        } catch (GrpcException e) {
+            // the connection is ended
+        } finally {
+            writeLock.unlock();
+        }
+    }
+
+    /**
+     * Writes all of {@code buffer}, under {@link #writeLock}; a failure ends the connection. The
+     * socket blocks only while the server reads nothing (the client's writes are small): a call
+     * that then passes its deadline with nothing read ends the connection
+     * ({@link GrpcClient}), which ends this write.
+     */
+    private void write(ByteBuffer buffer) throws GrpcException {
+        try {
+            while (buffer.hasRemaining()) {
+                channel.write(buffer);
+            }
+        } catch (IOException e) {
+            throw failed(e);
+        }
+    }
+
+    private void lock(long deadline) throws GrpcException, InterruptedException {
+        if (!writeLock.tryLock(deadline - System.nanoTime(), TimeUnit.NANOSECONDS)) {
+            throw new GrpcException(GrpcException.Code.DEADLINE_EXCEEDED, "waiting to write", null);
+        }
+    }
+
+    private void waitState(long deadline) throws GrpcException, InterruptedException {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+            throw new GrpcException(GrpcException.Code.DEADLINE_EXCEEDED, "waiting for a stream or window", null);
+        }
+        TimeUnit.NANOSECONDS.timedWait(state, left);
+    }
+
+    private void checkUsable() throws GrpcException {
+        checkBroken();
+        if (goingAway) {
+            throw new GrpcException(GrpcException.Code.UNAVAILABLE, "the connection is going away", null);
+        }
+    }
+
+    private void checkBroken() throws GrpcException {
+        if (broken != null) {
+            throw broken;
+        }
+    }
+
+    /**
+     * A write failed: the connection ends. The server may have answered and closed before the
+     * write (an HTTP/1.1 server answers the preface with a status line and hangs up): what the
+     * reading thread makes of its answer is the better reason, so a caller waits a moment for it.
+     */
+    private GrpcException failed(IOException e) {
+        if (Thread.currentThread() != reader) {
+            long until = System.nanoTime() + READER_GRACE;
+            synchronized (state) {
+                for (long left = READER_GRACE; broken == null && left > 0; left = until - System.nanoTime()) {
+                    try {
+                        TimeUnit.NANOSECONDS.timedWait(state, left);
+                    } catch (InterruptedException interrupted) {
+                        Thread.currentThread().interrupt();
+                        break;
+                    }
+                }
+            }
+        }
+        fail(new GrpcException(GrpcException.Code.UNAVAILABLE, "connection: " + e.getMessage(), e));
+        synchronized (state) {
+            return broken;
+        }
+    }
+
+    private static H2ProtocolException protocol(String message) {
+        return new H2ProtocolException(H2ProtocolException.PROTOCOL_ERROR, message);
+    }
+}
