@@ -99,6 +99,9 @@ public final class GrpcClient implements AutoCloseable {
             throw new GrpcException(GrpcException.Code.UNAVAILABLE, "the client is closed", null);
         }
         if (connection == null || !connection.usable()) {
+            if (connection != null) {
+                connection.retire();
+            }
             SocketChannel channel = connect(deadline);
             H2Connection made = new H2Connection(channel, ByteBuffer.allocate(64 << 10));
             try {

@@ -45,8 +45,6 @@ final class H2Connection implements AutoCloseable {
     private final ReentrantLock writeLock = new ReentrantLock();
     /** The callers' frames, under {@link #writeLock}: a request's headers and its message's DATA frames. */
     private final ByteBuffer out = ByteBuffer.allocate(2 * FrameReader.HEADER + 1024 + MAX_REQUEST + 16 * FrameReader.HEADER);
-    /** The reading thread's own frames (acknowledgements, window updates, resets). */
-    private final ByteBuffer control = ByteBuffer.allocate(64);
 
     private final Object state = new Object();
     private final Map<Integer, GrpcStream> streams = new HashMap<>();
@@ -57,29 +55,25 @@ final class H2Connection implements AutoCloseable {
     private int peerMaxFrame = FrameReader.MAX_FRAME;
     private long sendWindow = 65_535;
     private boolean goingAway;
+    /** No longer the client's current connection: closed once its last call is over. */
+    private boolean retired;
     private GrpcException broken;
     /** How long a caller whose write failed waits for the reading thread's reason. */
     private static final long READER_GRACE = TimeUnit.SECONDS.toNanos(1);
     private volatile Thread reader;
-    /** Frames read so far: a call that saw none arrive in its whole deadline ends the connection. */
-    private volatile long framesRead;
 
-    // The reading thread's alone.
-    private final FrameReader frames;
-    private final HpackDecoder hpack = new HpackDecoder(HEADER_TABLE, MAX_HEADER_LIST);
-    private final GrpcStream.Headers headers = new GrpcStream.Headers();
-    private final byte[] block = new byte[MAX_HEADER_LIST];
-    private int blockLength;
-    private int blockStream;
-    private boolean blockEndsStream;
-    private boolean continuing;
-    private long receiveWindow = CONNECTION_WINDOW;
-    private int connectionOwed;
+    private final H2Reader reading;
 
     /** @param readAhead the reading thread's buffer (a frame at least, on the heap) */
     H2Connection(ByteChannel channel, ByteBuffer readAhead) {
         this.channel = channel;
-        this.frames = new FrameReader(channel, readAhead);
+        this.reading = new H2Reader(this, new FrameReader(channel, readAhead));
+    }
+
+    /** The reading thread: frames until the server closes the connection or it breaks; then every call fails. */
+    void run() {
+        reader = Thread.currentThread();
+        fail(reading.run());
     }
 
     /** The client's preface: the magic, its SETTINGS, and the connection's window raised. */
@@ -92,6 +86,27 @@ final class H2Connection implements AutoCloseable {
         write(preface.flip());
     }
 
+    /**
+     * The client has moved on to a new connection (this one is going away): it is closed once its
+     * open calls are over (a server that sent GOAWAY and keeps the connection open costs nothing).
+     */
+    void retire() {
+        synchronized (state) {
+            retired = true;
+        }
+        closeIfRetiredAndIdle();
+    }
+
+    private void closeIfRetiredAndIdle() {
+        boolean idle;
+        synchronized (state) {
+            idle = retired && streams.isEmpty() && opening == 0;
+        }
+        if (idle) {
+            close();
+        }
+    }
+
     /** Whether new calls may use this connection: not broken, not going away. */
     boolean usable() {
         synchronized (state) {
@@ -99,9 +114,16 @@ final class H2Connection implements AutoCloseable {
         }
     }
 
+    /** Why the connection ended; null while it serves. */
+    GrpcException failure() {
+        synchronized (state) {
+            return broken;
+        }
+    }
+
     /** How many frames the reading thread has read. */
     long framesRead() {
-        return framesRead;
+        return reading.framesRead();
     }
 
     /**
@@ -223,6 +245,7 @@ final class H2Connection implements AutoCloseable {
         if (open) {
             sendControl(c -> Frames.rstStream(c, stream.id, H2ProtocolException.CANCEL), ByteBuffer.allocate(16));
         }
+        closeIfRetiredAndIdle();
     }
 
     /** Gives {@code n} bytes of a streaming call's window back to the server (its reader took messages). */
@@ -236,183 +259,12 @@ final class H2Connection implements AutoCloseable {
         sendControl(c -> Frames.windowUpdate(c, stream.id, n), ByteBuffer.allocate(16));
     }
 
-    /** The reading thread: frames until the server closes the connection or it breaks; then every call fails. */
-    void run() {
-        reader = Thread.currentThread();
-        GrpcException why;
-        try {
-            while (frames.next()) {
-                framesRead++;
-                frame();
-            }
-            why = new GrpcException(GrpcException.Code.UNAVAILABLE, "the server closed the connection", null);
-        } catch (H2ProtocolException.Http1 e) {
-            why = GrpcException.http1(e);
-        } catch (H2ProtocolException e) {
-            sendControl(c -> Frames.goAway(c, 0, e.code()), control);
-            why = new GrpcException(GrpcException.Code.UNAVAILABLE, "HTTP/2: " + e.getMessage(), e);
-        } catch (IOException e) {
-            why = new GrpcException(GrpcException.Code.UNAVAILABLE, "connection: " + e.getMessage(), e);
-        } catch (RuntimeException e) {
-            why = new GrpcException(GrpcException.Code.INTERNAL, "the client failed reading: " + e, e);
-        }
-        fail(why);
-    }
-
-    private void frame() throws IOException {
-        int type = frames.type();
-        if (continuing && type != FrameReader.CONTINUATION) {
-            throw protocol("a frame of type " + type + " inside a header block");
-        }
-        switch (type) {
-            case FrameReader.DATA -> data();
-            case FrameReader.HEADERS, FrameReader.CONTINUATION -> headerBlock(type);
-            case FrameReader.RST_STREAM -> reset();
-            case FrameReader.SETTINGS -> settings();
-            case FrameReader.PING -> ping();
-            case FrameReader.GOAWAY -> goAway();
-            case FrameReader.WINDOW_UPDATE -> windowUpdate();
-            case FrameReader.PUSH_PROMISE -> throw protocol("PUSH_PROMISE, though push is off");
-            case FrameReader.PRIORITY -> {
-                if (frames.length() != 5 || frames.stream() == 0) {
-                    throw protocol("a malformed PRIORITY frame");
-                }
-            }
-            default -> {
-                // RFC 9113 4.1: unknown frame types are ignored.
-            }
-        }
-    }
-
-    private void data() throws IOException {
-        int length = frames.length();
-        GrpcStream stream = stream(frames.stream());
-        int padding = padding(length);
-        receiveWindow -= length;
-        if (receiveWindow < 0) {
-            throw new H2ProtocolException(H2ProtocolException.FLOW_CONTROL_ERROR, "the server sent past the connection's window");
-        }
-        connectionOwed += length;
-        if (connectionOwed >= CONNECTION_WINDOW / 4) {
-            int n = connectionOwed;
-            connectionOwed = 0;
-            receiveWindow += n;
-            sendControl(c -> Frames.windowUpdate(c, 0, n), control);
-        }
-        if (stream == null) {
-            return;
-        }
-        if (stream.window() < length) {
-            throw new H2ProtocolException(H2ProtocolException.FLOW_CONTROL_ERROR, "the server sent past stream " + stream.id + "'s window");
-        }
-        boolean end = frames.flag(FrameReader.END_STREAM);
-        int start = frames.offset() + (frames.flag(FrameReader.PADDED) ? 1 : 0);
-        int credit = stream.onData(frames.array(), start, length - padding - (frames.flag(FrameReader.PADDED) ? 1 : 0), end);
-        if (credit < 0) {
-            cancel(stream, null);
-        } else if (end) {
-            closed(stream);
-        } else {
-            stream.ungranted += credit + padding;
-            if (stream.ungranted >= STREAM_WINDOW / 4) {
-                int n = stream.ungranted;
-                stream.ungranted = 0;
-                stream.granted(n);
-                sendControl(c -> Frames.windowUpdate(c, stream.id, n), control);
-            }
-        }
-    }
-
-    /** A frame's padding length (PADDED flag), checked against its length. */
-    private int padding(int length) throws H2ProtocolException {
-        if (!frames.flag(FrameReader.PADDED)) {
-            return 0;
-        }
-        int padding = length == 0 ? -1 : frames.array()[frames.offset()] & 0xff;
-        if (padding < 0 || padding >= length) {
-            throw protocol("padding over the frame's length");
-        }
-        return padding;
-    }
-
-    private void headerBlock(int type) throws IOException {
-        int length = frames.length();
-        int from = frames.offset();
-        if (type == FrameReader.HEADERS) {
-            if (frames.stream() == 0) {
-                throw protocol("HEADERS on stream 0");
-            }
-            int padding = padding(length);
-            int skip = (frames.flag(FrameReader.PADDED) ? 1 : 0) + (frames.flag(FrameReader.PRIORITY_FLAG) ? 5 : 0);
-            if (skip + padding > length) {
-                throw protocol("a HEADERS frame shorter than its padding and priority");
-            }
-            from += skip;
-            length -= skip + padding;
-            blockLength = 0;
-            blockStream = frames.stream();
-            blockEndsStream = frames.flag(FrameReader.END_STREAM);
-        } else if (!continuing || frames.stream() != blockStream) {
-            throw protocol("CONTINUATION without a header block in progress on its stream");
-        }
-        if (blockLength + length > block.length) {
-            throw new H2ProtocolException(H2ProtocolException.ENHANCE_YOUR_CALM, "a header block over " + block.length + " bytes");
-        }
-        System.arraycopy(frames.array(), from, block, blockLength, length);
-        blockLength += length;
-        continuing = !frames.flag(FrameReader.END_HEADERS);
-        if (continuing) {
-            return;
-        }
-        // Decoded whatever the stream: the server's table changes with every block.
-        hpack.decode(block, 0, blockLength, headers.reset());
-        GrpcStream stream = stream(blockStream);
-        if (stream != null) {
-            stream.onHeaders(headers, blockEndsStream);
-            if (blockEndsStream) {
-                closed(stream);
-            } else if (stream.isOver()) {
-                cancel(stream, null);
-            }
-        }
-    }
-
-    private void reset() throws IOException {
-        if (frames.length() != 4 || frames.stream() == 0) {
-            throw protocol("a malformed RST_STREAM frame");
-        }
-        GrpcStream stream = stream(frames.stream());
-        if (stream != null) {
-            long code = frames.u32(0);
-            stream.fail(new GrpcException(resetCode(code), "the server reset the stream (HTTP/2 error " + code + ")", null));
-            closed(stream);
-        }
-    }
-
-    /** gRPC's mapping of RST_STREAM's error codes. */
-    private static GrpcException.Code resetCode(long code) {
-        return switch ((int) code) {
-            case H2ProtocolException.REFUSED_STREAM -> GrpcException.Code.UNAVAILABLE;
-            case H2ProtocolException.CANCEL -> GrpcException.Code.CANCELLED;
-            case H2ProtocolException.ENHANCE_YOUR_CALM -> GrpcException.Code.RESOURCE_EXHAUSTED;
-            case H2ProtocolException.INADEQUATE_SECURITY -> GrpcException.Code.PERMISSION_DENIED;
-            default -> GrpcException.Code.INTERNAL;
-        };
-    }
-
-    private void settings() throws IOException {
-        if (frames.stream() != 0 || frames.length() % 6 != 0 || frames.flag(FrameReader.ACK) && frames.length() != 0) {
-            throw new H2ProtocolException(H2ProtocolException.FRAME_SIZE_ERROR, "a malformed SETTINGS frame");
-        }
-        if (frames.flag(FrameReader.ACK)) {
-            return;
-        }
-        byte[] b = frames.array();
+    /** The server's SETTINGS, as (identifier, value) pairs, applied (RFC 9113 6.5.2). */
+    void peerSettings(long[] pairs) throws H2ProtocolException {
         synchronized (state) {
-            for (int at = 0; at < frames.length(); at += 6) {
-                int id = (b[frames.offset() + at] & 0xff) << 8 | b[frames.offset() + at + 1] & 0xff;
-                long value = frames.u32(at + 2);
-                switch (id) {
+            for (int i = 0; i < pairs.length; i += 2) {
+                long value = pairs[i + 1];
+                switch ((int) pairs[i]) {
                     case Frames.SETTINGS_MAX_CONCURRENT_STREAMS -> peerMaxStreams = (int) Math.min(value, Integer.MAX_VALUE);
                     case Frames.SETTINGS_INITIAL_WINDOW_SIZE -> {
                         if (value > Integer.MAX_VALUE) {
@@ -427,13 +279,13 @@ final class H2Connection implements AutoCloseable {
                     }
                     case Frames.SETTINGS_MAX_FRAME_SIZE -> {
                         if (value < FrameReader.MAX_FRAME || value > 0xff_ffff) {
-                            throw protocol("a maximum frame size of " + value);
+                            throw H2ProtocolException.protocol("a maximum frame size of " + value);
                         }
                         peerMaxFrame = (int) value;
                     }
                     case Frames.SETTINGS_ENABLE_PUSH -> {
                         if (value > 1) {
-                            throw protocol("ENABLE_PUSH " + value);
+                            throw H2ProtocolException.protocol("ENABLE_PUSH " + value);
                         }
                     }
                     default -> {
@@ -443,24 +295,10 @@ final class H2Connection implements AutoCloseable {
             }
             state.notifyAll();
         }
-        sendControl(Frames::settingsAck, control);
     }
 
-    private void ping() throws IOException {
-        if (frames.length() != 8 || frames.stream() != 0) {
-            throw new H2ProtocolException(H2ProtocolException.FRAME_SIZE_ERROR, "a malformed PING frame");
-        }
-        if (!frames.flag(FrameReader.ACK)) {
-            sendControl(c -> Frames.pingAck(c, frames.array(), frames.offset()), control);
-        }
-    }
-
-    /** The server stops taking streams: those after its last are refused (UNAVAILABLE), the others finish. */
-    private void goAway() throws IOException {
-        if (frames.length() < 8 || frames.stream() != 0) {
-            throw protocol("a malformed GOAWAY frame");
-        }
-        long last = frames.u32(0) & 0x7fff_ffffL;
+    /** The server's GOAWAY: no new streams here; the open ones after {@code last}, refused, are returned. */
+    List<GrpcStream> goAway(long last) {
         List<GrpcStream> refused = new ArrayList<>();
         synchronized (state) {
             goingAway = true;
@@ -472,27 +310,19 @@ final class H2Connection implements AutoCloseable {
             refused.forEach(s -> streams.remove(s.id));
             state.notifyAll();
         }
-        GrpcException why = new GrpcException(GrpcException.Code.UNAVAILABLE, "the server is going away (GOAWAY, error "
-                + frames.u32(4) + ")", null);
-        refused.forEach(s -> s.fail(why));
+        return refused;
     }
 
-    private void windowUpdate() throws IOException {
-        if (frames.length() != 4) {
-            throw new H2ProtocolException(H2ProtocolException.FRAME_SIZE_ERROR, "a malformed WINDOW_UPDATE frame");
-        }
-        long increment = frames.u32(0) & 0x7fff_ffffL;
-        if (increment == 0) {
-            throw protocol("a WINDOW_UPDATE of 0");
-        }
+    /** WINDOW_UPDATE: more the client may send on the connection (stream 0) or a stream. */
+    void windowUpdate(int stream, long increment) throws H2ProtocolException {
         synchronized (state) {
-            if (frames.stream() == 0) {
+            if (stream == 0) {
                 sendWindow += increment;
                 if (sendWindow > Integer.MAX_VALUE) {
                     throw new H2ProtocolException(H2ProtocolException.FLOW_CONTROL_ERROR, "the connection's window over 2^31 - 1");
                 }
             } else {
-                GrpcStream s = streams.get(frames.stream());
+                GrpcStream s = streams.get(stream);
                 if (s != null) {
                     if (s.sendWindow + increment > Integer.MAX_VALUE) {
                         throw new H2ProtocolException(H2ProtocolException.FLOW_CONTROL_ERROR, "a stream's window over 2^31 - 1");
@@ -505,23 +335,25 @@ final class H2Connection implements AutoCloseable {
     }
 
     /** The open stream of {@code id}; null for one closed already; an error for one never opened. */
-    private GrpcStream stream(int id) throws H2ProtocolException {
+    GrpcStream stream(int id) throws H2ProtocolException {
         if (id == 0) {
-            throw protocol("a stream frame on stream 0");
+            throw H2ProtocolException.protocol("a stream frame on stream 0");
         }
         synchronized (state) {
             if (id % 2 == 0 || id >= nextStreamId) {
-                throw protocol("a frame on stream " + id + ", which the client did not open");
+                throw H2ProtocolException.protocol("a frame on stream " + id + ", which the client did not open");
             }
             return streams.get(id);
         }
     }
 
-    private void closed(GrpcStream stream) {
+    /** A stream the server ended (or reset): its slot is free. */
+    void closed(GrpcStream stream) {
         synchronized (state) {
             streams.remove(stream.id);
             state.notifyAll();
         }
+        closeIfRetiredAndIdle();
     }
 
     /** Ends the connection: every open call fails with {@code why}, new calls go elsewhere. */
@@ -551,12 +383,12 @@ final class H2Connection implements AutoCloseable {
     }
 
     @FunctionalInterface
-    private interface FrameWriter {
+    interface FrameWriter {
         void write(ByteBuffer out);
     }
 
     /** A control frame, written within {@link #WRITE_STALL}; a connection that cannot take it is ended. */
-    private void sendControl(FrameWriter frame, ByteBuffer buffer) {
+    void sendControl(FrameWriter frame, ByteBuffer buffer) {
         try {
             if (!writeLock.tryLock(WRITE_STALL, TimeUnit.NANOSECONDS)) {
                 fail(new GrpcException(GrpcException.Code.UNAVAILABLE, "writes to the connection stalled", null));
@@ -644,9 +476,5 @@ final class H2Connection implements AutoCloseable {
         synchronized (state) {
             return broken;
         }
-    }
-
-    private static H2ProtocolException protocol(String message) {
-        return new H2ProtocolException(H2ProtocolException.PROTOCOL_ERROR, message);
     }
 }

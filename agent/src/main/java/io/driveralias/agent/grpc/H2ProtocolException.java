@@ -28,6 +28,10 @@ public class H2ProtocolException extends IOException {
         this.code = code;
     }
 
+    static H2ProtocolException protocol(String message) {
+        return new H2ProtocolException(PROTOCOL_ERROR, message);
+    }
+
     /** HTTP/2's error code for GOAWAY. */
     int code() {
         return code;
