@@ -50,10 +50,7 @@ final class H2Connection implements AutoCloseable {
     private final Map<Integer, GrpcStream> streams = new HashMap<>();
     private int nextStreamId = 1;
     private int opening;
-    private int peerMaxStreams = Integer.MAX_VALUE;
-    private int peerInitialWindow = 65_535;
-    private int peerMaxFrame = FrameReader.MAX_FRAME;
-    private long sendWindow = 65_535;
+    private final PeerLimits peer = new PeerLimits();
     private boolean goingAway;
     /** No longer the client's current connection: closed once its last call is over. */
     private boolean retired;
@@ -137,7 +134,7 @@ final class H2Connection implements AutoCloseable {
             throw new GrpcException(GrpcException.Code.INTERNAL, "a request of " + message.length + " bytes", null);
         }
         synchronized (state) {
-            while (broken == null && !goingAway && streams.size() + opening >= Math.min(MAX_STREAMS, peerMaxStreams)) {
+            while (broken == null && !goingAway && streams.size() + opening >= Math.min(MAX_STREAMS, peer.maxStreams)) {
                 waitState(deadline);
             }
             checkUsable();
@@ -159,7 +156,7 @@ final class H2Connection implements AutoCloseable {
             synchronized (state) {
                 opening--;
                 checkUsable();
-                stream = new GrpcStream(nextStreamId, streaming, maxMessage, STREAM_WINDOW, peerInitialWindow);
+                stream = new GrpcStream(nextStreamId, streaming, maxMessage, STREAM_WINDOW, peer.initialWindow);
                 streams.put(stream.id, stream);
                 nextStreamId += 2;
                 goingAway |= nextStreamId > LAST_STREAM_ID;
@@ -168,16 +165,16 @@ final class H2Connection implements AutoCloseable {
                 Frames.requestHeaders(out, path, extra, streaming ? -1 : Math.max(1, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
                 Frames.header(out.duplicate().position(position), out.position() - position - FrameReader.HEADER, FrameReader.HEADERS,
                         FrameReader.END_HEADERS, stream.id);
-                sent = data(stream, message, 0);
+                sent = peer.data(out, stream, message, 0);
             }
             write(out.flip());
         } finally {
             writeLock.unlock();
         }
         // The rest of a request larger than the server's windows, as it grants more.
-        while (sent < framedLength(message) && !stream.isOver()) {
+        while (sent < PeerLimits.framedLength(message) && !stream.isOver()) {
             synchronized (state) {
-                while (broken == null && !stream.isOver() && Math.min(sendWindow, stream.sendWindow) <= 0) {
+                while (broken == null && !stream.isOver() && !peer.open(stream)) {
                     waitState(deadline);
                 }
                 checkBroken();
@@ -186,7 +183,7 @@ final class H2Connection implements AutoCloseable {
             try {
                 out.clear();
                 synchronized (state) {
-                    sent = data(stream, message, sent);
+                    sent = peer.data(out, stream, message, sent);
                 }
                 write(out.flip());
             } finally {
@@ -194,38 +191,6 @@ final class H2Connection implements AutoCloseable {
             }
         }
         return stream;
-    }
-
-    private static int framedLength(byte[] message) {
-        return GrpcStream.PREFIX + message.length;
-    }
-
-    /**
-     * As many DATA frames of the framed message, from byte {@code from} of it, as the windows
-     * allow, into {@link #out}; the last with END_STREAM. Under the state lock. Returns how far it got.
-     */
-    private int data(GrpcStream stream, byte[] message, int from) {
-        int total = framedLength(message);
-        int at = from;
-        while (at < total) {
-            int n = (int) Math.min(Math.min(total - at, peerMaxFrame), Math.min(sendWindow, stream.sendWindow));
-            if (n <= 0) {
-                break;
-            }
-            Frames.header(out, n, FrameReader.DATA, at + n == total ? FrameReader.END_STREAM : 0, stream.id);
-            for (int i = at; i < at + n; i++) {
-                out.put(i < GrpcStream.PREFIX ? prefixByte(message.length, i) : message[i - GrpcStream.PREFIX]);
-            }
-            sendWindow -= n;
-            stream.sendWindow -= n;
-            at += n;
-        }
-        return at;
-    }
-
-    /** Byte {@code i} of a message's gRPC prefix: not compressed, then its length big-endian. */
-    private static byte prefixByte(int length, int i) {
-        return i == 0 ? 0 : (byte) (length >>> (8 * (4 - i)));
     }
 
     /**
@@ -262,37 +227,7 @@ final class H2Connection implements AutoCloseable {
     /** The server's SETTINGS, as (identifier, value) pairs, applied (RFC 9113 6.5.2). */
     void peerSettings(long[] pairs) throws H2ProtocolException {
         synchronized (state) {
-            for (int i = 0; i < pairs.length; i += 2) {
-                long value = pairs[i + 1];
-                switch ((int) pairs[i]) {
-                    case Frames.SETTINGS_MAX_CONCURRENT_STREAMS -> peerMaxStreams = (int) Math.min(value, Integer.MAX_VALUE);
-                    case Frames.SETTINGS_INITIAL_WINDOW_SIZE -> {
-                        if (value > Integer.MAX_VALUE) {
-                            throw new H2ProtocolException(H2ProtocolException.FLOW_CONTROL_ERROR, "an initial window of " + value);
-                        }
-                        // RFC 9113 6.9.2: the change applies to every open stream's window.
-                        int delta = (int) value - peerInitialWindow;
-                        peerInitialWindow = (int) value;
-                        for (GrpcStream s : streams.values()) {
-                            s.sendWindow += delta;
-                        }
-                    }
-                    case Frames.SETTINGS_MAX_FRAME_SIZE -> {
-                        if (value < FrameReader.MAX_FRAME || value > 0xff_ffff) {
-                            throw H2ProtocolException.protocol("a maximum frame size of " + value);
-                        }
-                        peerMaxFrame = (int) value;
-                    }
-                    case Frames.SETTINGS_ENABLE_PUSH -> {
-                        if (value > 1) {
-                            throw H2ProtocolException.protocol("ENABLE_PUSH " + value);
-                        }
-                    }
-                    default -> {
-                        // The header table size concerns an encoder with a dynamic table; the client's has none.
-                    }
-                }
-            }
+            peer.settings(pairs, streams.values());
             state.notifyAll();
         }
     }
@@ -316,19 +251,9 @@ final class H2Connection implements AutoCloseable {
     /** WINDOW_UPDATE: more the client may send on the connection (stream 0) or a stream. */
     void windowUpdate(int stream, long increment) throws H2ProtocolException {
         synchronized (state) {
-            if (stream == 0) {
-                sendWindow += increment;
-                if (sendWindow > Integer.MAX_VALUE) {
-                    throw new H2ProtocolException(H2ProtocolException.FLOW_CONTROL_ERROR, "the connection's window over 2^31 - 1");
-                }
-            } else {
-                GrpcStream s = streams.get(stream);
-                if (s != null) {
-                    if (s.sendWindow + increment > Integer.MAX_VALUE) {
-                        throw new H2ProtocolException(H2ProtocolException.FLOW_CONTROL_ERROR, "a stream's window over 2^31 - 1");
-                    }
-                    s.sendWindow += (int) increment;
-                }
+            GrpcStream s = stream == 0 ? null : streams.get(stream);
+            if (stream == 0 || s != null) {
+                peer.update(s, increment);
             }
             state.notifyAll();
         }

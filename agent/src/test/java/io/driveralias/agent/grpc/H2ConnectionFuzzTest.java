@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.driveralias.agent.testing.SeededCases;
+import io.driveralias.agent.testing.TrickleChannel;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
-import java.nio.channels.ByteChannel;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -79,41 +79,6 @@ class H2ConnectionFuzzTest {
         return new Generated(f.bytes(), outcomes);
     }
 
-    /** A socket that hands out at most a few bytes per read, and takes every write. */
-    static ByteChannel trickle(byte[] bytes, SplittableRandom random) {
-        int most = SeededCases.oneOf(random, List.of(7, 4096, 100_000));
-        return new ByteChannel() {
-            private int at;
-
-            @Override
-            public int read(ByteBuffer dst) {
-                if (at == bytes.length) {
-                    return -1;
-                }
-                int n = Math.min(Math.min(dst.remaining(), bytes.length - at), 1 + random.nextInt(most));
-                dst.put(bytes, at, n);
-                at += n;
-                return n;
-            }
-
-            @Override
-            public int write(ByteBuffer src) {
-                int n = src.remaining();
-                src.position(src.limit());
-                return n;
-            }
-
-            @Override
-            public boolean isOpen() {
-                return true;
-            }
-
-            @Override
-            public void close() {
-            }
-        };
-    }
-
     /** {@code calls} calls opened on a connection over {@code bytes}, then its reading run to its end on this thread. */
     static List<GrpcStream> run(H2Connection connection, int calls, long[] allocated) throws Exception {
         List<GrpcStream> streams = new ArrayList<>();
@@ -135,7 +100,7 @@ class H2ConnectionFuzzTest {
         int calls = 1 + random.nextInt(6);
         Generated g = generate(random, calls);
         assertTimeoutPreemptively(HANG, () -> {
-            H2Connection connection = new H2Connection(trickle(g.bytes(), random), ByteBuffer.allocate(64 << 10));
+            H2Connection connection = new H2Connection(new TrickleChannel(g.bytes(), random), ByteBuffer.allocate(64 << 10));
             List<GrpcStream> streams = run(connection, calls, new long[1]);
             assertThat(connection.failure().getMessage()).as("the reading ends at the server's close")
                     .contains("the server closed the connection");
@@ -206,7 +171,7 @@ class H2ConnectionFuzzTest {
         }
         byte[] input = bytes;
         assertTimeoutPreemptively(HANG, () -> {
-            H2Connection connection = new H2Connection(trickle(input, random), ByteBuffer.allocate(64 << 10));
+            H2Connection connection = new H2Connection(new TrickleChannel(input, random), ByteBuffer.allocate(64 << 10));
             long[] allocated = new long[1];
             List<GrpcStream> streams = run(connection, calls, allocated);
             GrpcException end = connection.failure();
