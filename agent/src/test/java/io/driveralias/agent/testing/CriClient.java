@@ -2,7 +2,6 @@ package io.driveralias.agent.testing;
 
 import com.google.protobuf.Message;
 import com.google.protobuf.Parser;
-import io.driveralias.agent.containerd.ProtoMarshaller;
 import io.driveralias.agent.testing.cri.ContainerConfig;
 import io.driveralias.agent.testing.cri.ContainerFilter;
 import io.driveralias.agent.testing.cri.ContainerIdRequest;
