@@ -406,7 +406,11 @@ class NriPluginTest {
         plugin.start();
         Peer first = runtime.accept(WAIT);
         first.awaitRegistration(WAIT);
-        first.configure("containerd", "v2.1.9", 2000);
+        // Configure is answered before the handler hears of it, but the plugin then closes the
+        // connection, and a close can overtake that answer on the runtime's side: only the close counts.
+        first.send(FakeNriRuntime.PLUGIN, "Configure", ConfigureRequest.newBuilder().setRuntimeName("containerd")
+                .setRuntimeVersion("v2.1.9").setRegistrationTimeout(5000).setRequestTimeout(2000).build().toByteArray(),
+                Duration.ofSeconds(5).toNanos());
 
         assertThat(first.closedByPlugin(WAIT)).isTrue();
         Peer second = runtime.accept(WAIT);
