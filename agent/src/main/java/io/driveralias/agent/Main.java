@@ -11,7 +11,6 @@ import io.driveralias.agent.containerd.ContainerdRuntime;
 import io.driveralias.agent.containerd.DockerNamespace;
 import io.driveralias.agent.core.AliasPlanner;
 import io.driveralias.agent.core.ContainerScope;
-import io.driveralias.agent.core.DriverVersions;
 import io.driveralias.agent.core.GpuRequest;
 import io.driveralias.agent.docker.DockerEngine;
 import io.driveralias.agent.live.ContainerRuntime;
@@ -28,6 +27,7 @@ import io.driveralias.agent.live.ContainerRepairer;
 import io.driveralias.agent.live.RuntimeFileSets;
 import io.driveralias.agent.live.ContainerRoots;
 import io.driveralias.agent.live.ExaminationReporter;
+import io.driveralias.agent.live.NodeDriver;
 import io.driveralias.agent.live.NriStarts;
 import io.driveralias.agent.nri.NriPlugin;
 import io.driveralias.agent.logging.LogSetup;
@@ -37,6 +37,7 @@ import io.driveralias.agent.overlay.CreateTimeSeeder;
 import io.driveralias.agent.overlay.HostDriver;
 import io.driveralias.agent.repair.DriverLocator;
 import io.driveralias.agent.repair.HostDriverFiles;
+import io.driveralias.agent.repair.KernelModule;
 import io.driveralias.agent.repair.LoaderCache;
 import io.driveralias.agent.ldcache.LdSoCache;
 import io.driveralias.agent.repair.RootRepairer;
@@ -44,7 +45,6 @@ import io.driveralias.agent.repair.SonameCache;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
@@ -166,6 +166,7 @@ public final class Main {
                 CountDownLatch stop = new CountDownLatch(1);
                 Signals.onTerminate(stop::countDown);
                 http.start();
+                parts.node().start();
                 agent.start();
                 nri.ifPresent(NriPlugin::start);
                 log.info("driver-alias-agent started: {}, listening on {}:{}, library directories {}; the host's driver: {}",
@@ -175,6 +176,7 @@ public final class Main {
                 log.info("stopping: finishing repairs in flight (at most {})", config.shutdownGrace());
                 nri.ifPresent(NriPlugin::close);
                 agent.close();
+                parts.node().close();
             }
             return ExitCodes.HEALTHY;
         } catch (ConfigException e) {
@@ -224,15 +226,17 @@ public final class Main {
      * What every runtime's repairer shares: one node, one host driver, one record of what the GPU
      * runtime adds.
      */
-    private record RepairParts(AgentConfig config, PathResolver resolver, HostDriverFiles hostFiles,
+    private record RepairParts(AgentConfig config, PathResolver resolver, HostDriverFiles hostFiles, NodeDriver node,
                                RootRepairer rootRepairer, RuntimeFileSets runtimeFiles, CreateTimeSeeder seeder) {
 
         static RepairParts of(AgentConfig config, RepairMetrics metrics, boolean beforeStart) {
             PathResolver resolver = PathResolver.detect(config.forceWalkResolver());
             HostRoot host = new HostRoot(config.hostProc(), resolver);
-            Optional<String> version = config.driverVersion().or(() -> hostDriverVersion(config.hostProc()));
-            HostDriverFiles hostFiles = new HostDriverFiles(host, config.hostLibraryDirectories(), version,
-                    metrics::driverVersion);
+            KernelModule module = new KernelModule(config.hostProc());
+            // --driver-version is the operator's choice; the loaded module's version is a preference,
+            // so that a driver upgraded without reloading the module is seen as a mismatch, not as none.
+            HostDriverFiles hostFiles = new HostDriverFiles(host, config.hostLibraryDirectories(), config.driverVersion(),
+                    module::version, System::nanoTime, metrics::driverVersion);
             hostFiles.driverVersion().ifPresent(metrics::driverVersion);
             metrics.hostDriverFiles(hostFiles::foundCount, hostFiles::unmatched);
             AliasPlanner planner = new AliasPlanner(config.devLinks());
@@ -242,7 +246,8 @@ public final class Main {
             CreateTimeSeeder seeder = beforeStart ? new CreateTimeSeeder(hostDriver(hostFiles, runtimeFiles), planner,
                     resolver, new CreateTimeSeeder.Settings(config.libraryDirectories(),
                     new ProcessStartTime(config.hostProc(), Clock.systemUTC())), loaderCache(config)) : null;
-            return new RepairParts(config, resolver, hostFiles, rootRepairer, runtimeFiles, seeder);
+            return new RepairParts(config, resolver, hostFiles, new NodeDriver(module::version, hostFiles, metrics), rootRepairer,
+                    runtimeFiles, seeder);
         }
 
         /** The seeder's view of the host's driver: its own files by identity, and what the runtime adds. */
@@ -278,14 +283,4 @@ public final class Main {
         return config.ldconfig() == AgentConfig.LdconfigMode.CACHE ? new LdSoCache() : LoaderCache.OFF;
     }
 
-    /** The loaded kernel module's version: the driver every container on this node receives. */
-    private static Optional<String> hostDriverVersion(String hostProc) {
-        try {
-            // A file of the host's procfs, written by the kernel module: not a container path.
-            String text = Files.readString(Path.of(hostProc, "driver", "nvidia", "version"), StandardCharsets.ISO_8859_1);
-            return DriverVersions.fromProcVersion(text);
-        } catch (IOException | RuntimeException e) {
-            return Optional.empty();
-        }
-    }
 }

@@ -1,8 +1,10 @@
 package io.driveralias.agent.core;
 
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.TreeMap;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -42,6 +44,44 @@ public final class DriverVersions {
                 .max(Map.Entry.<String, Integer>comparingByValue()
                         .thenComparing(Map.Entry::getKey, DriverVersions::compareVersions))
                 .map(Map.Entry::getKey);
+    }
+
+    /**
+     * The versions of the driver's files on a host.
+     *
+     * @param accepted  the versions whose files count as the host's driver
+     * @param userSpace every version of user-space driver the host has, whatever is accepted
+     */
+    public record HostVersions(Set<String> accepted, Set<String> userSpace) {
+
+        public HostVersions {
+            accepted = Set.copyOf(accepted);
+            userSpace = Set.copyOf(userSpace);
+        }
+    }
+
+    /**
+     * Which of a host's versioned file names are its driver: the configured version only
+     * ({@code --driver-version}); else the loaded kernel module's, where the host has its files;
+     * else every version an anchor ({@code libcuda}, {@code libnvidia-ml}) carries, as a node may
+     * hold two drivers side by side for a while (or a driver upgraded without reloading the module,
+     * whose files are then the host's all the same); else the version most {@code libnvidia-*}
+     * files share.
+     */
+    public static HostVersions onHost(Collection<String> fileNames, Optional<String> configured, Optional<String> module) {
+        Set<String> anchored = new HashSet<>();
+        for (String name : fileNames) {
+            FileNames.versionOf(name).filter(v -> name.equals(ANCHORS[0] + v) || name.equals(ANCHORS[1] + v))
+                    .ifPresent(anchored::add);
+        }
+        Set<String> userSpace = anchored.isEmpty() ? detect(fileNames).map(Set::of).orElse(Set.of()) : anchored;
+        if (configured.isPresent()) {
+            return new HostVersions(Set.of(configured.get()), userSpace);
+        }
+        if (module.isPresent() && userSpace.contains(module.get())) {
+            return new HostVersions(Set.of(module.get()), userSpace);
+        }
+        return new HostVersions(userSpace, userSpace);
     }
 
     /** Numeric, component by component: 535.104.05 > 535.54.03 > 470.199.02. */

@@ -1,7 +1,9 @@
 package io.driveralias.agent.metrics;
 
+import io.driveralias.agent.core.HostDriverState;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Meter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.time.Instant;
@@ -14,7 +16,7 @@ import java.util.function.LongSupplier;
 
 /**
  * The series of the agent's own state: its resync interval, its last full reconcile, whether it
- * sees its own pod, the host's driver files. Apart from {@link MicrometerRepairMetrics} because,
+ * sees its own pod, the host's driver files and their state. Apart from {@link MicrometerRepairMetrics} because,
  * unlike the counters there (all at 0 from the start), each of these is registered only once the
  * agent tells it: a 0 before that would read as a reconcile in 1970 or a pod not found, and page
  * someone while the agent is still starting.
@@ -24,6 +26,7 @@ final class AgentStateGauges {
     private static final String RESYNC_INTERVAL = "driver.alias.resync.interval.seconds";
     private static final String HOST_DRIVER_FILES = "driver.alias.host.driver.files";
     private static final String UNMATCHED_DRIVER_FILES = "driver.alias.unmatched.driver.files";
+    private static final String HOST_DRIVER_STATE = "driver.alias.host.driver.state";
     private static final String OWN_POD_VISIBLE = "driver.alias.own.pod.visible";
     private static final String RECONCILE_LAST_SUCCESS = "driver.alias.reconcile.last.success.timestamp.seconds";
 
@@ -34,6 +37,8 @@ final class AgentStateGauges {
     /** Milliseconds of --resync-interval; the gauge is registered when it is first set. */
     private final AtomicLong resyncMillis = new AtomicLong(-1);
     private final AtomicReference<Instant> lastReconcile = new AtomicReference<>();
+    /** The one series of the node's driver state, replaced when it changes; none before the first look. */
+    private Meter hostDriverState;
 
     AgentStateGauges(MeterRegistry registry) {
         this.registry = registry;
@@ -57,6 +62,19 @@ final class AgentStateGauges {
                 .register(registry);
         FunctionCounter.builder(UNMATCHED_DRIVER_FILES, unmatched, u -> u.getAsLong())
                 .description("Driver-named files in containers that are none of the host's driver files")
+                .register(registry);
+    }
+
+    /** One series at a time: a change of state or version replaces it, as build_info's driver_version does. */
+    synchronized void hostDriverState(HostDriverState state) {
+        if (hostDriverState != null) {
+            registry.remove(hostDriverState);
+        }
+        hostDriverState = Gauge.builder(HOST_DRIVER_STATE, () -> 1)
+                .description("The node's driver: the kernel module's version against the host's user-space driver files")
+                .tag("state", state.state().label())
+                .tag("module_version", state.moduleVersion().map(UnrepairedContainers::labelValue).orElse(""))
+                .tag("library_version", state.libraryVersion().map(UnrepairedContainers::labelValue).orElse(""))
                 .register(registry);
     }
 

@@ -206,6 +206,11 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     }
 
     @Override
+    public void hostDriverState(io.driveralias.agent.core.HostDriverState hostDriver) {
+        state.hostDriverState(hostDriver);
+    }
+
+    @Override
     public void runtimeEvent(String runtime, String action) {
         runtimes.event(runtime, action);
     }

@@ -119,6 +119,13 @@ public interface RepairMetrics {
     default void hostDriverFiles(IntSupplier found, LongSupplier unmatched) {
     }
 
+    /**
+     * {@code driver_alias_host_driver_state{state,module_version,library_version}}: 1, one series,
+     * replaced when the node's driver changes (the kernel module against the host's user-space files).
+     */
+    default void hostDriverState(io.driveralias.agent.core.HostDriverState state) {
+    }
+
     /** {@code driver_alias_reconcile_last_success_timestamp_seconds}. */
     default void reconcileSucceeded(Instant at) {
     }

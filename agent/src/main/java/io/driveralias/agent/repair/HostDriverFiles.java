@@ -15,7 +15,6 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -24,6 +23,7 @@ import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -64,6 +64,9 @@ public final class HostDriverFiles {
     private final AtomicLong unmatched = new AtomicLong();
     private volatile Map<Identity, HostDriverFile> files;
     private volatile Optional<String> version = Optional.empty();
+    private volatile Set<String> userSpace = Set.of();
+    /** The loaded kernel module's version: the host's files of it are the driver, where it has them. */
+    private final Supplier<Optional<String>> moduleVersion;
     private long scannedAt;
 
     /**
@@ -78,19 +81,27 @@ public final class HostDriverFiles {
     /** @param versionFound told the driver version whenever a scan finds one that differs from before */
     public HostDriverFiles(HostRoot host, List<String> directories, Optional<String> configuredVersion,
                            Consumer<String> versionFound) {
-        this(host, directories, configuredVersion, System::nanoTime, versionFound);
+        this(host, directories, configuredVersion, Optional::empty, System::nanoTime, versionFound);
     }
 
     HostDriverFiles(HostRoot host, List<String> directories, Optional<String> configuredVersion, LongSupplier nanoTime) {
-        this(host, directories, configuredVersion, nanoTime, version -> {
+        this(host, directories, configuredVersion, Optional::empty, nanoTime, version -> {
         });
     }
 
-    HostDriverFiles(HostRoot host, List<String> directories, Optional<String> configuredVersion, LongSupplier nanoTime,
-                    Consumer<String> versionFound) {
+    /**
+     * @param configuredVersion {@code --driver-version}: only the host's files of that version count
+     * @param moduleVersion     the loaded kernel module's version, asked at each scan: the host's
+     *                          files of it are the driver where it has them; where it has none (the
+     *                          driver's packages upgraded and the module not reloaded), the files it
+     *                          has are, and {@link #userSpaceVersions} tells the mismatch
+     */
+    public HostDriverFiles(HostRoot host, List<String> directories, Optional<String> configuredVersion,
+                           Supplier<Optional<String>> moduleVersion, LongSupplier nanoTime, Consumer<String> versionFound) {
         this.host = host;
         this.directories = List.copyOf(directories);
         this.configuredVersion = configuredVersion;
+        this.moduleVersion = moduleVersion;
         this.nanoTime = nanoTime;
         this.versionFound = versionFound;
     }
@@ -133,6 +144,25 @@ public final class HostDriverFiles {
      */
     public long unmatched() {
         return unmatched.get();
+    }
+
+    /**
+     * Every version of the driver's user-space files the host has (those of {@code libcuda} and
+     * {@code libnvidia-ml}), as last found, whatever the agent repairs with: what the kernel
+     * module's version is compared with.
+     */
+    public Set<String> userSpaceVersions() {
+        current();
+        return userSpace;
+    }
+
+    /**
+     * Looks at the host's directories again if the last look is a rescan interval old: a driver
+     * upgraded, installed or removed since shows without waiting for a GPU container. True if it did.
+     */
+    public boolean refresh() {
+        current();
+        return rescanDue();
     }
 
     /** The directories scanned for the driver's files, in order: for messages that say where the agent looked. */
@@ -198,7 +228,9 @@ public final class HostDriverFiles {
         for (String directory : directories) {
             list(directory, candidates, true);
         }
-        Set<String> versions = versions(candidates.keySet());
+        DriverVersions.HostVersions hostVersions = DriverVersions.onHost(
+                candidates.keySet().stream().map(FileNames::baseName).toList(), configuredVersion, moduleVersion.get());
+        Set<String> versions = hostVersions.accepted();
         Map<Identity, HostDriverFile> found = new HashMap<>();
         Map<Identity, HostDriverFile> before = files == null ? Map.of() : files;
         candidates.forEach((path, stat) -> {
@@ -231,32 +263,12 @@ public final class HostDriverFiles {
         }
         boolean versionChanged = newVersion.isPresent() && !newVersion.equals(version);
         version = newVersion;
+        userSpace = hostVersions.userSpace();
         files = Map.copyOf(found);
         if (versionChanged) {
             // build_info follows a driver installed or upgraded after the agent started.
             versionFound.accept(newVersion.get());
         }
-    }
-
-    /**
-     * The driver versions on the host: the configured one; else every version an anchor
-     * ({@code libcuda}, {@code libnvidia-ml}) carries, as a node may hold two drivers side by
-     * side for a while; else the version most {@code libnvidia-*} files share.
-     */
-    private Set<String> versions(Collection<String> paths) {
-        if (configuredVersion.isPresent()) {
-            return Set.of(configuredVersion.get());
-        }
-        Set<String> anchored = new HashSet<>();
-        List<String> names = paths.stream().map(FileNames::baseName).toList();
-        for (String name : names) {
-            FileNames.versionOf(name).filter(v -> name.equals("libcuda.so." + v) || name.equals("libnvidia-ml.so." + v))
-                    .ifPresent(anchored::add);
-        }
-        if (!anchored.isEmpty()) {
-            return anchored;
-        }
-        return DriverVersions.detect(names).map(Set::of).orElse(Set.of());
     }
 
     /** Versioned files of a directory (and of its {@code nvidia/*} subdirectories), a final symlink followed. */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
@@ -78,5 +79,22 @@ class DriverVersionsTest {
                 "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  550.54.14  Release Build  (dvs-builder@U16)\n"))
                 .contains("550.54.14");
         assertThat(DriverVersions.fromProcVersion("garbage")).isEmpty();
+    }
+
+    @Test
+    void theHostsVersionsPreferTheModulesAndTellEveryUserSpaceVersion() {
+        List<String> names = List.of("libcuda.so.535.104.05", "libnvidia-ml.so.535.104.05", "libcuda.so.470.57.02",
+                "libnvidia-glcore.so.535.104.05");
+
+        assertThat(DriverVersions.onHost(names, Optional.empty(), Optional.of("535.104.05")).accepted())
+                .containsExactly("535.104.05");
+        assertThat(DriverVersions.onHost(names, Optional.empty(), Optional.of("550.54.15")))
+                .as("the module's files are gone: what the host has is its driver")
+                .isEqualTo(new DriverVersions.HostVersions(Set.of("535.104.05", "470.57.02"), Set.of("535.104.05", "470.57.02")));
+        assertThat(DriverVersions.onHost(names, Optional.of("470.57.02"), Optional.of("535.104.05")).accepted())
+                .as("--driver-version decides").containsExactly("470.57.02");
+        assertThat(DriverVersions.onHost(List.of("libnvidia-glcore.so.535.104.05", "libnvidia-tls.so.535.104.05"),
+                Optional.empty(), Optional.empty()).userSpace()).as("no anchor: the version most files share")
+                .containsExactly("535.104.05");
     }
 }

@@ -92,6 +92,51 @@ class HostDriverFilesTest {
     }
 
     @Test
+    void theLoadedModulesFilesAreTheDriverWhereTheHostHasThem() throws Exception {
+        Path current = driverFile(lib, "libcuda.so." + V);
+        Path old = driverFile(lib, "libcuda.so.470.57.02");
+        HostDriverFiles files = new HostDriverFiles(host, List.of(lib.toString()), Optional.empty(), () -> Optional.of(V),
+                now::get, v -> { });
+
+        assertThat(files.identify(stat(current), "x")).isPresent();
+        assertThat(files.identify(stat(old), "x")).as("another version than the module's").isEmpty();
+        assertThat(files.driverVersion()).contains(V);
+        assertThat(files.userSpaceVersions()).containsExactlyInAnyOrder(V, "470.57.02");
+    }
+
+    /**
+     * The driver's packages upgraded and the module not reloaded: the host's files are another
+     * version than the module. They are still the host's driver (a mismatch to tell, not "no driver").
+     */
+    @Test
+    void aModuleWhoseFilesAreGoneLeavesTheHostsFilesTheDriverAndTellsTheirVersion() throws Exception {
+        Path upgraded = driverFile(lib, "libcuda.so.535.183.01");
+        driverFile(lib, "libnvidia-ml.so.535.183.01");
+        HostDriverFiles files = new HostDriverFiles(host, List.of(lib.toString()), Optional.empty(), () -> Optional.of(V),
+                now::get, v -> { });
+
+        assertThat(files.foundCount()).isEqualTo(2);
+        assertThat(files.identify(stat(upgraded), "x")).isPresent();
+        assertThat(files.driverVersion()).contains("535.183.01");
+        assertThat(files.userSpaceVersions()).containsExactly("535.183.01");
+    }
+
+    @Test
+    void aRefreshLooksAgainOnlyOnceTheIntervalIsOver() throws Exception {
+        driverFile(lib, "libcuda.so." + V);
+        HostDriverFiles files = files(Optional.empty());
+        assertThat(files.userSpaceVersions()).containsExactly(V);
+        Files.delete(lib.resolve("libcuda.so." + V));
+        driverFile(lib, "libcuda.so.535.183.01");
+
+        assertThat(files.refresh()).isFalse();
+        assertThat(files.userSpaceVersions()).containsExactly(V);
+        now.addAndGet(HostDriverFiles.RESCAN_INTERVAL_NANOS);
+        assertThat(files.refresh()).isTrue();
+        assertThat(files.userSpaceVersions()).containsExactly("535.183.01");
+    }
+
+    @Test
     void twoDriversSideBySideBothCountAndTheNewerIsTheVersion() throws Exception {
         Path current = driverFile(lib, "libcuda.so." + V);
         Path old = driverFile(dir.resolve("usr/lib64"), "libnvidia-ml.so.470.57.02");

@@ -83,6 +83,27 @@ public final class RealDriver {
         }
     }
 
+    /** The older branch bookworm also carries (amd64): see {@link #legacyLibraryDir}. */
+    public static final String LEGACY_BRANCH = "tesla-470";
+
+    /**
+     * Where the older branch's packages ({@code libnvidia-tesla-470-cuda1}, {@code -ml1}) unpack
+     * libcuda and NVML: another driver's real user space, for mismatched hosts and stale copies.
+     */
+    public static Path legacyLibraryDir() {
+        return cache().resolve("drivers/" + LEGACY_BRANCH + "/amd64/usr/lib/x86_64-linux-gnu/nvidia/" + LEGACY_BRANCH);
+    }
+
+    /** The older branch's upstream version, e.g. 470.256.02. */
+    public static String legacyVersion() {
+        try {
+            return Files.readString(cache().resolve("drivers/" + LEGACY_BRANCH + "/amd64/.version")).trim()
+                    .replaceFirst("-.*", "");
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** Where the packages unpack the libraries (Debian's alternatives directory). */
     public static Path libraryDir(Arch arch) {
         return cache().resolve("drivers/" + arch.debian + "/usr/lib/" + arch.triplet + "/nvidia/current");
