@@ -18,7 +18,7 @@ class AlertRulesTest {
             "DriverAliasUnrepairedContainer", "DriverAliasAgentDown", "DriverAliasAgentMissing",
             "DriverAliasRuntimeDisconnected",
             "DriverAliasRepairFailures", "DriverAliasReconcileStale", "DriverAliasRepairsAfterStart",
-            "DriverAliasRuntimeNotWatched", "DriverAliasNoHostDriver");
+            "DriverAliasRuntimeNotWatched", "DriverAliasNoHostDriver", "DriverAliasDriverLibraryMismatch");
     private static final String RUNBOOK = "https://github.com/driver-alias/driver-alias-agent/blob/main/docs/runbook.md#";
 
     @Test

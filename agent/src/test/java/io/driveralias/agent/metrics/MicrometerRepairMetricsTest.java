@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.FailureReason;
+import io.driveralias.agent.core.HostDriverState;
 import io.driveralias.agent.core.PodRef;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
@@ -415,6 +416,17 @@ class MicrometerRepairMetricsTest {
         metrics.driverVersion("535.104.05");
         metrics.kubernetesEvent("sent");
         metrics.hostDriverFiles(() -> 4, () -> 0);
+        metrics.hostDriverState(HostDriverState.of(Optional.of("535.104.05"), List.of("535.104.05")));
+    }
+
+    @Test
+    void theNodesDriverStateIsOneSeriesReplacedWhenItChanges() {
+        metrics.hostDriverState(HostDriverState.of(Optional.of("535.104.05"), List.of("535.104.05")));
+        metrics.hostDriverState(HostDriverState.of(Optional.of("535.104.05"), List.of("535.183.01")));
+
+        assertThat(scrape().samples("driver_alias_host_driver_state")).singleElement()
+                .satisfies(s -> assertThat(s.labels()).containsEntry("state", "mismatch")
+                        .containsEntry("module_version", "535.104.05").containsEntry("library_version", "535.183.01"));
     }
 
     private ScrapedText scrape() {

@@ -136,6 +136,9 @@ class MonitoringDocsTest {
         if (type == java.util.function.LongSupplier.class) {
             return (java.util.function.LongSupplier) () -> 1L;
         }
+        if (type == io.driveralias.agent.core.HostDriverState.class) {
+            return io.driveralias.agent.core.HostDriverState.of(Optional.of("535.104.05"), List.of("535.183.01"));
+        }
         if (type == Collection.class || type == List.class) {
             return List.of(FailureReason.CONFLICT);
         }
