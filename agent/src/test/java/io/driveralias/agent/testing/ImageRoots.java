@@ -29,6 +29,7 @@ public final class ImageRoots {
             }
             Path conf = Files.createDirectories(root.resolve("etc/ld.so.conf.d"));
             Files.writeString(root.resolve("etc/ld.so.conf"), "include /etc/ld.so.conf.d/*.conf\n");
+            Files.writeString(conf.resolve("libc.conf"), "# libc default configuration\n/usr/local/lib\n");
             Files.writeString(conf.resolve("x86_64-linux-gnu.conf"), "# Multiarch support\n/usr/local/lib/x86_64-linux-gnu\n"
                     + "/lib/x86_64-linux-gnu\n" + LIB_DIR + "\n");
             return root;
