@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# Regenerates the two Kubernetes manifests that copy a source file:
+# Regenerates the Kubernetes manifests that copy a source file:
 #   k8s/overlays/prometheus-operator/prometheusrule.yaml             <- k8s/alerts/driver-alias-agent.rules.yaml (its groups)
 #   k8s/base/060-grafana-dashboard-configmap.yaml <- grafana/driver-alias-agent.json (byte for byte)
-# Run it after editing either source; the tests fail while a copy is out of date.
+# and then the Helm chart's copies of k8s/'s objects (charts/driver-alias-agent/files/k8s, byte for
+# byte): the chart renders those very files, and Helm reads nothing outside the chart's directory.
+# Run it after editing either source or any file of k8s/ the chart carries; the tests fail while a
+# copy is out of date.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -47,3 +50,15 @@ data:
 YAML
     indent '    ' < "$dashboard"
 } > k8s/base/060-grafana-dashboard-configmap.yaml
+
+# The files of k8s/ the chart renders (its templates name each one), at the same paths under
+# files/k8s: the base's objects, the k3s-RKE2 component's patch, the Prometheus Operator's objects
+# and the kube-prometheus-stack overlay's NetworkPolicy. Its release labels are chart values.
+chart=charts/driver-alias-agent/files/k8s
+rm -rf "$chart"
+for file in k8s/base/0*.yaml k8s/components/k3s-rke2/containerd-paths.yaml \
+    k8s/overlays/prometheus-operator/servicemonitor.yaml k8s/overlays/prometheus-operator/prometheusrule.yaml \
+    k8s/overlays/kube-prometheus-stack/networkpolicy.yaml; do
+    mkdir -p "$chart/$(dirname "${file#k8s/}")"
+    cp "$file" "$chart/${file#k8s/}"
+done

@@ -19,6 +19,7 @@ import io.driveralias.agent.fs.HostRoot;
 import io.driveralias.agent.fs.ProcessStartTime;
 import io.driveralias.agent.fs.PathResolver;
 import io.driveralias.agent.http.AgentHttpServer;
+import io.driveralias.agent.http.AgentStatus;
 import io.driveralias.agent.webconfig.WebSecurity;
 import io.driveralias.agent.kube.PodEvents;
 import io.driveralias.agent.kube.PodEventsFactory;
@@ -27,6 +28,7 @@ import io.driveralias.agent.live.ContainerRepairer;
 import io.driveralias.agent.live.RuntimeFileSets;
 import io.driveralias.agent.live.ContainerRoots;
 import io.driveralias.agent.live.ExaminationReporter;
+import io.driveralias.agent.live.NriRuntime;
 import io.driveralias.agent.live.NodeDriver;
 import io.driveralias.agent.live.NriStarts;
 import io.driveralias.agent.nri.NriPlugin;
@@ -139,6 +141,12 @@ public final class Main {
             log.error("{}", e.getMessage());
             return ExitCodes.USAGE;
         }
+        // A runtime whose API the agent does not read (CRI-O): known through what its NRI calls tell, watched as any other.
+        Optional<NriRuntime> nriAlone = RuntimeChoice.nriAlone(kinds)
+                ? Optional.of(new NriRuntime(Path.of(config.nriSocket()), Set.copyOf(config.gpuRuntimes()),
+                        new ProcessStartTime(config.hostProc(), Clock.systemUTC())::of))
+                : Optional.empty();
+        nriAlone.ifPresent(runtimes::add);
         // The watched runtimes first: a node without Docker exports no Docker series.
         Set<String> watchedNames = new java.util.TreeSet<>(runtimes.stream().map(ContainerRuntime::name).toList());
         if (kinds.contains(RuntimeChoice.Kind.NRI)) {
@@ -156,13 +164,27 @@ public final class Main {
             Agent agent = new Agent(watched, new ExaminationReporter(metrics, podEvents), metrics, clock,
                     config.workers(), config.resyncInterval(), config.shutdownGrace(), config.podUid());
             Optional<NriPlugin> nri = kinds.contains(RuntimeChoice.Kind.NRI)
-                    ? Optional.of(new NriPlugin(Path.of(config.nriSocket()), new NriStarts(agent, "containerd",
-                            Set.copyOf(config.gpuRuntimes()), path -> parts.hostFiles().atHostPath(path).isPresent(), clock,
-                            new ProcessStartTime(config.hostProc(), Clock.systemUTC())::of),
+                    ? Optional.of(new NriPlugin(Path.of(config.nriSocket()), new NriStarts(agent,
+                            nriAlone.isPresent() ? NriRuntime.NAME : "containerd",
+                            Set.copyOf(config.gpuRuntimes()), new NriStarts.DriverPaths(parts.hostFiles()::knownPath,
+                                    path -> parts.hostFiles().atHostPath(path).isPresent()), clock,
+                            new ProcessStartTime(config.hostProc(), Clock.systemUTC())::of, nriAlone),
                             config.nriDeadline(), NriPlugin.DEFAULT_CALL_THREADS))
                     : Optional.empty();
+            // Alive while the agent is and, on an NRI node, while the plugin's reading thread is.
+            AgentStatus status = new AgentStatus() {
+                @Override
+                public boolean alive() {
+                    return agent.alive() && nri.map(NriPlugin::alive).orElse(true);
+                }
+
+                @Override
+                public boolean ready() {
+                    return agent.ready();
+                }
+            };
             try (AgentHttpServer http = new AgentHttpServer(
-                    new InetSocketAddress(config.listenHost(), config.listenPort()), metrics::scrape, agent, web)) {
+                    new InetSocketAddress(config.listenHost(), config.listenPort()), metrics::scrape, status, web)) {
                 CountDownLatch stop = new CountDownLatch(1);
                 Signals.onTerminate(stop::countDown);
                 http.start();
@@ -195,7 +217,13 @@ public final class Main {
 
     /** The runtimes --runtime asks for, each built on its own settings; one that cannot be is a configuration error. */
     private static List<ContainerRuntime> runtimes(AgentConfig config) throws ConfigException {
-        return runtimes(config, RuntimeChoice.resolve(config, path -> Files.exists(Path.of(path))));
+        List<RuntimeChoice.Kind> kinds = RuntimeChoice.resolve(config, path -> Files.exists(Path.of(path)));
+        if (RuntimeChoice.nriAlone(kinds)) {
+            throw new ConfigException("this node's runtime is reached through NRI alone (" + config.nriSocket() + "; CRI-O):"
+                    + " check and repair ask a runtime's own API, which the agent does not read here; the running agent's"
+                    + " metrics (driver_alias_container_unrepaired) and log say what it did");
+        }
+        return runtimes(config, kinds);
     }
 
     /** The runtimes watched through their own APIs (NRI serves containerd's starts beside containerd's adapter). */

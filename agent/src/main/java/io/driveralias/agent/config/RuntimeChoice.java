@@ -14,11 +14,16 @@ import java.util.regex.Pattern;
  * socket exists, those whose address was given (so that a wrong address fails loudly). A runtime
  * named is watched even while its socket is missing: the agent then says so and is not ready,
  * rather than quietly watching nothing. The DaemonSet gives both addresses: on each node, auto
- * watches what is there.
+ * watches what is there. Where auto finds neither containerd's socket nor a containerd named, but
+ * an NRI socket (CRI-O, whose NRI is on by default from 1.30), the runtime is served through NRI
+ * alone ({@link #nriAlone}).
  */
 public final class RuntimeChoice {
 
-    /** A runtime the agent has an adapter for; NRI: containerd's starts, served as its plugin (with containerd). */
+    /**
+     * A runtime the agent has an adapter for; NRI: the runtime's starts, served as its plugin (with
+     * containerd where containerd is watched, alone otherwise).
+     */
     public enum Kind { DOCKER, CONTAINERD, NRI }
 
     /** containerd's identifiers (namespaces): alphanumerics with single '.', '_' or '-' between, at most 76. */
@@ -78,8 +83,9 @@ public final class RuntimeChoice {
         if (config.runtimes().contains("containerd") || nri || auto && exists.test(containerdSocket)) {
             kinds.add(Kind.CONTAINERD);
         }
-        // NRI serves containerd's starts: named, or, with auto, where containerd is watched and its NRI socket exists.
-        if (nri || auto && kinds.contains(Kind.CONTAINERD) && exists.test(config.nriSocket())) {
+        // NRI serves containerd's starts: named, or, with auto, where its socket exists: beside containerd where it is
+        // watched, alone where it is not (CRI-O).
+        if (nri || auto && exists.test(config.nriSocket())) {
             kinds.add(Kind.NRI);
         }
         if (kinds.isEmpty() && auto) {
@@ -97,6 +103,11 @@ public final class RuntimeChoice {
                     + " (--containerd-address); name the runtime with --runtime docker or --runtime containerd");
         }
         return List.copyOf(kinds);
+    }
+
+    /** NRI without containerd's API: the runtime (CRI-O) known only through what its NRI calls tell. */
+    public static boolean nriAlone(List<Kind> kinds) {
+        return kinds.contains(Kind.NRI) && !kinds.contains(Kind.CONTAINERD);
     }
 
     /** An absolute path to a socket file. */

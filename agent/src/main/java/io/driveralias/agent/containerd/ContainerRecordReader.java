@@ -15,7 +15,7 @@ import java.util.Optional;
  * only what {@link ContainerRecord} holds: the OCI spec is handed, unread, to
  * {@link OciSpecParser} as a stream, the CRI's own records are looked at only for which kind they
  * are (and a sandbox's for its runtime handler), every other label, extension and field is
- * skipped without being held. The answer itself is bounded by gRPC's maximum message size; what
+ * skipped without being held. The answer itself is bounded by the client's maximum message size; what
  * this keeps, by its own bounds.
  */
 final class ContainerRecordReader {

@@ -1,81 +1,45 @@
 package io.driveralias.agent.containerd;
 
+import com.google.protobuf.MessageLite;
 import io.driveralias.agent.core.Printable;
+import io.driveralias.agent.grpc.GrpcClient;
+import io.driveralias.agent.grpc.GrpcException;
+import io.driveralias.agent.grpc.GrpcMethod;
+import io.driveralias.agent.grpc.ServerStream;
 import io.driveralias.agent.live.ContainerRuntimeException;
-import io.grpc.CallOptions;
-import io.grpc.Channel;
-import io.grpc.ClientCall;
-import io.grpc.ClientInterceptors;
-import io.grpc.ManagedChannel;
-import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
-import io.grpc.Status;
-import io.grpc.StatusRuntimeException;
-import io.grpc.netty.shaded.io.grpc.netty.NettyChannelBuilder;
-import io.grpc.netty.shaded.io.netty.buffer.UnpooledByteBufAllocator;
-import io.grpc.netty.shaded.io.netty.channel.ChannelOption;
-import io.grpc.netty.shaded.io.netty.channel.EventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.epoll.Epoll;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollDomainSocketChannel;
-import io.grpc.netty.shaded.io.netty.channel.epoll.EpollEventLoopGroup;
-import io.grpc.netty.shaded.io.netty.channel.unix.DomainSocketAddress;
-import io.grpc.stub.ClientCalls;
-import io.grpc.stub.MetadataUtils;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.ThreadFactory;
-import java.util.concurrent.TimeUnit;
 
 /**
- * One gRPC channel to containerd's socket: netty's epoll transport on a Unix socket, one
- * event-loop thread, unpooled buffers (a few small messages a second do not need netty's
- * per-thread arenas), every unary call with a deadline and every answer with a size bound.
- * Namespaced calls carry containerd's namespace header.
+ * containerd's gRPC API on its socket, through the project's own client ({@link GrpcClient}: HTTP/2
+ * on one Unix socket connection, one reading thread), every call with a deadline and every answer
+ * with a size bound; namespaced calls carry containerd's namespace header. Failures come out as
+ * the port's exceptions.
  */
 final class ContainerdClient implements AutoCloseable {
 
     /**
      * The largest answer read: a container's record holds its OCI spec (the image's environment
      * and the pod's) and the CRI's own copy of the pod's part (environment, mounts, labels,
-     * annotations, each bounded by the API server's 1.5 MiB object limit on Kubernetes). gRPC
-     * holds a whole answer in its buffers before the agent reads it as it streams, so at most two
-     * records are on the wire at once (ContainerdRuntime): 16 MiB of native memory at worst.
+     * annotations, each bounded by the API server's 1.5 MiB object limit on Kubernetes). An answer
+     * is held whole (its buffer growing as it arrives) before the agent reads it as it streams, so
+     * at most two records are read at once (ContainerdReads): 16 MiB of heap at worst.
      */
     static final int MAX_MESSAGE = 8 << 20;
     static final int MAX_EVENT = 1 << 20;
-    private static final int MAX_METADATA = 16 << 10;
-    /** How much containerd may send ahead of what is read: events are a few hundred bytes. */
-    private static final int FLOW_CONTROL_WINDOW = 256 << 10;
+    /** containerd's header naming the namespace of a namespaced call. */
+    private static final byte[] NAMESPACE = "containerd-namespace".getBytes(StandardCharsets.US_ASCII);
+    private static final byte[][] NO_HEADERS = {};
 
     private final String socket;
-    private final EventLoopGroup loop;
-    private final ManagedChannel channel;
-    private final Channel namespaced;
+    private final GrpcClient grpc;
+    private final byte[][] namespaced;
 
     ContainerdClient(String socket, String namespace) {
         this.socket = socket;
-        if (!Epoll.isAvailable()) {
-            // Only on a platform without netty's bundled native library, or where it cannot be unpacked (a noexec /tmp).
-            throw new IllegalStateException("containerd's Unix socket needs netty's epoll transport, which cannot load: "
-                    + Epoll.unavailabilityCause());
-        }
-        this.loop = new EpollEventLoopGroup(1, daemonThreads("containerd-grpc"));
-        this.channel = NettyChannelBuilder.forAddress(new DomainSocketAddress(socket))
-                .eventLoopGroup(loop)
-                .channelType(EpollDomainSocketChannel.class)
-                .withOption(ChannelOption.ALLOCATOR, UnpooledByteBufAllocator.DEFAULT)
-                // gRPC asks every channel for TCP keepalive, which a Unix socket does not have (netty would warn).
-                .withOption(ChannelOption.SO_KEEPALIVE, null)
-                .overrideAuthority("localhost")
-                .usePlaintext()
-                .directExecutor()
-                .disableRetry()
-                .maxInboundMessageSize(MAX_MESSAGE)
-                .maxInboundMetadataSize(MAX_METADATA)
-                .flowControlWindow(FLOW_CONTROL_WINDOW)
-                .build();
-        Metadata headers = new Metadata();
-        headers.put(ContainerdRpc.NAMESPACE, namespace);
-        this.namespaced = ClientInterceptors.intercept(channel, MetadataUtils.newAttachHeadersInterceptor(headers));
+        this.grpc = new GrpcClient(Path.of(socket), "containerd-grpc");
+        this.namespaced = new byte[][] {NAMESPACE, namespace.getBytes(StandardCharsets.US_ASCII)};
     }
 
     String socket() {
@@ -83,63 +47,53 @@ final class ContainerdClient implements AutoCloseable {
     }
 
     /**
-     * A call without namespace (version) that connects first: after containerd went away, gRPC
-     * waits before it connects again (up to two minutes as failures add up) and meanwhile fails
-     * every call with the last error, even once containerd is back. The agent's (re)connect and
-     * ping want the answer of now: a new attempt at once, and the call waits for it, within its
-     * deadline.
+     * A call without namespace (version). After containerd went away the next call connects
+     * anew at once: the agent's (re)connect and its ping every 250 ms reach a restarted containerd
+     * as soon as it listens.
      */
-    <Q, R> R callConnecting(MethodDescriptor<Q, R> method, Q request, Duration deadline) throws ContainerRuntimeException {
-        channel.resetConnectBackoff();
-        return call(channel, method, request, deadline, true);
-    }
-
-    /**
-     * A call without namespace that asks for a new connection attempt but does not wait for it:
-     * the ping, every 250 ms while containerd is down, so that a restarted containerd is
-     * connected to within 250 ms, and a waiting {@link #callConnecting} goes through.
-     */
-    <Q, R> R callNow(MethodDescriptor<Q, R> method, Q request, Duration deadline) throws ContainerRuntimeException {
-        channel.resetConnectBackoff();
-        return call(channel, method, request, deadline, false);
+    <Q extends MessageLite, R> R call(GrpcMethod<Q, R> method, Q request, Duration deadline) throws ContainerRuntimeException {
+        return call(method, request, NO_HEADERS, deadline);
     }
 
     /** A call in the configured namespace. */
-    <Q, R> R callInNamespace(MethodDescriptor<Q, R> method, Q request, Duration deadline) throws ContainerRuntimeException {
-        return call(namespaced, method, request, deadline, false);
+    <Q extends MessageLite, R> R callInNamespace(GrpcMethod<Q, R> method, Q request, Duration deadline)
+            throws ContainerRuntimeException {
+        return call(method, request, namespaced, deadline);
     }
 
     /**
-     * A streaming call in the configured namespace, for the caller to start. Its messages are
-     * smaller than a container's record: an event is a few hundred bytes, a task's with its
-     * root's layers a few KiB.
+     * A streaming call in the configured namespace, its request sent within {@code deadline}. Its
+     * messages are smaller than a container's record: an event is a few hundred bytes.
      */
-    <Q, R> ClientCall<Q, R> newStreamInNamespace(MethodDescriptor<Q, R> method) {
-        return namespaced.newCall(method, CallOptions.DEFAULT.withMaxInboundMessageSize(MAX_EVENT));
+    <Q extends MessageLite, R> ServerStream<R> streamInNamespace(GrpcMethod<Q, R> method, Q request, Duration deadline)
+            throws ContainerRuntimeException {
+        try {
+            return grpc.stream(method, request, namespaced, deadline);
+        } catch (GrpcException e) {
+            throw failure(method.bareName(), e);
+        }
     }
 
-    private <Q, R> R call(Channel on, MethodDescriptor<Q, R> method, Q request, Duration deadline, boolean waitForReady)
+    private <Q extends MessageLite, R> R call(GrpcMethod<Q, R> method, Q request, byte[][] headers, Duration deadline)
             throws ContainerRuntimeException {
-        CallOptions options = CallOptions.DEFAULT.withDeadlineAfter(deadline.toMillis(), TimeUnit.MILLISECONDS);
         try {
-            return ClientCalls.blockingUnaryCall(on, method, waitForReady ? options.withWaitForReady() : options, request);
-        } catch (StatusRuntimeException e) {
-            throw failure(method.getBareMethodName(), e.getStatus());
+            return grpc.call(method, request, headers, deadline);
+        } catch (GrpcException e) {
+            throw failure(method.bareName(), e);
         }
     }
 
     /** A call's failure as the port's types: not found, unreachable, another API, or an error. */
-    ContainerRuntimeException failure(String what, Status status) {
-        String message = what + ": " + describe(status);
-        if (isHttp1(status)) {
+    ContainerRuntimeException failure(String what, GrpcException e) {
+        if (e.http1()) {
             return http1(socket);
         }
-        return switch (status.getCode()) {
+        String message = Printable.of(what + ": " + e.getMessage());
+        return switch (e.code()) {
             case NOT_FOUND -> new NotFound(message);
-            // The agent's own bounds on a record (StreamingMarshaller), or gRPC's on a message.
+            // The agent's own bounds on a record (ContainerdRpc), or the client's on a message.
             case RESOURCE_EXHAUSTED -> new ContainerRuntimeException.TooLarge(message);
-            case UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED -> new ContainerRuntimeException.Unreachable(message,
-                    status.asRuntimeException());
+            case UNAVAILABLE, DEADLINE_EXCEEDED, CANCELLED -> new ContainerRuntimeException.Unreachable(message, e);
             case UNIMPLEMENTED -> new ContainerRuntimeException.WrongApi(socket + " answers gRPC, but not containerd's API ("
                     + message + ")");
             default -> new ContainerRuntimeException(message);
@@ -152,35 +106,6 @@ final class ContainerdClient implements AutoCloseable {
                 + " (is it Docker's socket? --containerd-address names containerd's)");
     }
 
-    /**
-     * netty's HTTP/2 client reading an HTTP/1.1 answer (Docker's API, any web server) reports
-     * its first bytes: "HTTP/" is 485454502f.
-     */
-    private static boolean isHttp1(Status status) {
-        for (Throwable t = status.getCause(); t != null; t = t.getCause()) {
-            if (String.valueOf(t.getMessage()).contains("485454502f")) {
-                return true;
-            }
-        }
-        return String.valueOf(status.getDescription()).contains("485454502f");
-    }
-
-    /** The status and its cause's message (gRPC says "io exception"; the cause says which). */
-    static String describe(Status status) {
-        StringBuilder text = new StringBuilder(status.getCode().toString());
-        if (status.getDescription() != null) {
-            text.append(": ").append(status.getDescription());
-        }
-        Throwable cause = status.getCause();
-        while (cause != null && cause.getMessage() == null && cause.getCause() != null) {
-            cause = cause.getCause();
-        }
-        if (cause != null) {
-            text.append(" (").append(cause.getMessage() != null ? cause.getMessage() : cause.getClass().getSimpleName()).append(')');
-        }
-        return Printable.of(text.toString());
-    }
-
     /** containerd's NOT_FOUND: the caller knows what was not found. */
     static final class NotFound extends ContainerRuntimeException {
         NotFound(String message) {
@@ -188,22 +113,8 @@ final class ContainerdClient implements AutoCloseable {
         }
     }
 
-    private static ThreadFactory daemonThreads(String name) {
-        return r -> {
-            Thread t = new Thread(r, name);
-            t.setDaemon(true);
-            return t;
-        };
-    }
-
     @Override
     public void close() {
-        channel.shutdownNow();
-        try {
-            channel.awaitTermination(2, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
-        loop.shutdownGracefully(0, 0, TimeUnit.MILLISECONDS);
+        grpc.close();
     }
 }

@@ -17,7 +17,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The parts of a container's description read from containerd, each call bounded: its record
- * (streamed, and only so many at once, as each may hold megabytes of gRPC's buffers), its pod's
+ * (streamed, and only so many at once, as each may hold megabytes until it is read), its pod's
  * runtime handler, its task and its snapshot's mounts.
  */
 final class ContainerdReads {
@@ -26,7 +26,7 @@ final class ContainerdReads {
     private final Duration deadline;
     /** Each pod's runtime handler, by sandbox id (a pod's handler never changes). */
     private final Map<String, Optional<String>> handlers = new LruMap<>(1024);
-    /** Records in flight: each holds up to {@link ContainerdClient#MAX_MESSAGE} of gRPC's buffers until it is read. */
+    /** Records in flight: each holds up to {@link ContainerdClient#MAX_MESSAGE} of the client's buffer until it is read. */
     private final Semaphore records = new Semaphore(2, true);
     /** One more, for a starting container only: it never waits behind others' records. */
     private final Semaphore starts = new Semaphore(1, true);
@@ -38,7 +38,7 @@ final class ContainerdReads {
 
     /**
      * The container's record, read as it streams: at most two at once, as each holds up to 8 MiB
-     * of gRPC's buffers, and one more for a starting container ({@code starting}).
+     * of the client's buffer, and one more for a starting container ({@code starting}).
      */
     Optional<ContainerRecord> record(String id, boolean starting) throws ContainerRuntimeException {
         Semaphore permits = starting ? starts : records;

@@ -1,7 +1,8 @@
 package io.driveralias.agent.containerd;
 
+import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.Empty;
-import com.google.protobuf.Message;
+import com.google.protobuf.MessageLite;
 import com.google.protobuf.Parser;
 import io.driveralias.agent.containerd.api.Envelope;
 import io.driveralias.agent.containerd.api.GetContainerRequest;
@@ -15,57 +16,83 @@ import io.driveralias.agent.containerd.api.MountsResponse;
 import io.driveralias.agent.containerd.api.PublishRequest;
 import io.driveralias.agent.containerd.api.SubscribeRequest;
 import io.driveralias.agent.containerd.api.VersionResponse;
-import io.grpc.Metadata;
-import io.grpc.MethodDescriptor;
+import io.driveralias.agent.grpc.GrpcException;
+import io.driveralias.agent.grpc.GrpcMethod;
+import io.driveralias.agent.json.DescriptionTooLarge;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.io.InputStream;
 
 /**
- * The containerd methods the agent calls, written by hand (protoc's gRPC plugin is not used):
- * a full method name, its kind, and a marshaller for each side. Messages are read with a
- * recursion limit; their size is bounded by the channel's maximum inbound message size.
+ * The containerd methods the agent calls: a full method name, how its answer is read, and the
+ * answer's bound. protobuf's messages are parsed with a recursion limit; a container's record and
+ * a list the agent only counts are read as they stream, never parsed whole.
  */
 final class ContainerdRpc {
 
-    /** containerd's header naming the namespace of a namespaced call. */
-    static final Metadata.Key<String> NAMESPACE = Metadata.Key.of("containerd-namespace", Metadata.ASCII_STRING_MARSHALLER);
+    /** The agent's messages nest a few levels deep; protobuf's default (100) is for any message. */
+    private static final int RECURSION_LIMIT = 32;
 
-    static final MethodDescriptor<Empty, VersionResponse> VERSION = unary("containerd.services.version.v1.Version/Version",
-            Empty.getDefaultInstance(), VersionResponse.parser());
+    static final GrpcMethod<Empty, VersionResponse> VERSION = proto("containerd.services.version.v1.Version/Version",
+            VersionResponse.parser());
     /** A container's record, read as it streams: only {@link ContainerRecord}'s few bounded fields are kept. */
-    static final MethodDescriptor<GetContainerRequest, ContainerRecord> GET_CONTAINER = MethodDescriptor
-            .<GetContainerRequest, ContainerRecord>newBuilder().setType(MethodDescriptor.MethodType.UNARY)
-            .setFullMethodName("containerd.services.containers.v1.Containers/Get")
-            .setRequestMarshaller(new ProtoMarshaller<>(GetContainerRequest.parser()))
-            .setResponseMarshaller(new StreamingMarshaller<>(ContainerRecordReader::readResponse))
-            .build();
+    static final GrpcMethod<GetContainerRequest, ContainerRecord> GET_CONTAINER = streamed(
+            "containerd.services.containers.v1.Containers/Get", ContainerRecordReader::readResponse);
     /** How many containers a list holds; none of them is read. */
-    static final MethodDescriptor<ListContainersRequest, Integer> COUNT_CONTAINERS = MethodDescriptor
-            .<ListContainersRequest, Integer>newBuilder().setType(MethodDescriptor.MethodType.UNARY)
-            .setFullMethodName("containerd.services.containers.v1.Containers/List")
-            .setRequestMarshaller(new ProtoMarshaller<>(ListContainersRequest.parser()))
-            .setResponseMarshaller(new StreamingMarshaller<>(StreamingMarshaller::countItems))
-            .build();
-    static final MethodDescriptor<GetTaskRequest, GetTaskResponse> GET_TASK = unary("containerd.services.tasks.v1.Tasks/Get",
-            GetTaskRequest.getDefaultInstance(), GetTaskResponse.parser());
-    static final MethodDescriptor<ListTasksRequest, ListTasksResponse> LIST_TASKS = unary(
-            "containerd.services.tasks.v1.Tasks/List", ListTasksRequest.getDefaultInstance(), ListTasksResponse.parser());
-    static final MethodDescriptor<MountsRequest, MountsResponse> SNAPSHOT_MOUNTS = unary(
-            "containerd.services.snapshots.v1.Snapshots/Mounts", MountsRequest.getDefaultInstance(), MountsResponse.parser());
-    static final MethodDescriptor<PublishRequest, Empty> PUBLISH = unary("containerd.services.events.v1.Events/Publish",
-            PublishRequest.getDefaultInstance(), Empty.parser());
-    static final MethodDescriptor<SubscribeRequest, Envelope> SUBSCRIBE = MethodDescriptor.<SubscribeRequest, Envelope>newBuilder()
-            .setType(MethodDescriptor.MethodType.SERVER_STREAMING)
-            .setFullMethodName("containerd.services.events.v1.Events/Subscribe")
-            .setRequestMarshaller(new ProtoMarshaller<>(SubscribeRequest.parser()))
-            .setResponseMarshaller(new ProtoMarshaller<>(Envelope.parser()))
-            .build();
+    static final GrpcMethod<ListContainersRequest, Integer> COUNT_CONTAINERS = streamed(
+            "containerd.services.containers.v1.Containers/List", ContainerdRpc::countItems);
+    static final GrpcMethod<GetTaskRequest, GetTaskResponse> GET_TASK = proto("containerd.services.tasks.v1.Tasks/Get",
+            GetTaskResponse.parser());
+    static final GrpcMethod<ListTasksRequest, ListTasksResponse> LIST_TASKS = proto("containerd.services.tasks.v1.Tasks/List",
+            ListTasksResponse.parser());
+    static final GrpcMethod<MountsRequest, MountsResponse> SNAPSHOT_MOUNTS = proto("containerd.services.snapshots.v1.Snapshots/Mounts",
+            MountsResponse.parser());
+    static final GrpcMethod<PublishRequest, Empty> PUBLISH = proto("containerd.services.events.v1.Events/Publish", Empty.parser());
+    static final GrpcMethod<SubscribeRequest, Envelope> SUBSCRIBE = new GrpcMethod<>("containerd.services.events.v1.Events/Subscribe",
+            parsed(Envelope.parser()), ContainerdClient.MAX_EVENT);
+
+    /** Reads an answer from a stream of its bytes. */
+    @FunctionalInterface
+    interface StreamReader<T> {
+        T read(InputStream in) throws IOException;
+    }
 
     private ContainerdRpc() {
     }
 
-    private static <Q extends Message, R extends Message> MethodDescriptor<Q, R> unary(String name, Q request, Parser<R> response) {
-        @SuppressWarnings("unchecked")
-        Parser<Q> requestParser = (Parser<Q>) request.getParserForType();
-        return MethodDescriptor.<Q, R>newBuilder().setType(MethodDescriptor.MethodType.UNARY).setFullMethodName(name)
-                .setRequestMarshaller(new ProtoMarshaller<>(requestParser)).setResponseMarshaller(new ProtoMarshaller<>(response)).build();
+    private static <Q extends MessageLite, R> GrpcMethod<Q, R> proto(String name, Parser<R> parser) {
+        return new GrpcMethod<>(name, parsed(parser), ContainerdClient.MAX_MESSAGE);
+    }
+
+    private static <R> GrpcMethod.Reader<R> parsed(Parser<R> parser) {
+        return (in, offset, length) -> {
+            CodedInputStream coded = CodedInputStream.newInstance(in, offset, length);
+            coded.setRecursionLimit(RECURSION_LIMIT);
+            return parser.parseFrom(coded);
+        };
+    }
+
+    /** A record over the agent's bounds is the call's RESOURCE_EXHAUSTED, as one over the client's message size is. */
+    private static <Q extends MessageLite, R> GrpcMethod<Q, R> streamed(String name, StreamReader<R> reader) {
+        return new GrpcMethod<>(name, (in, offset, length) -> {
+            try {
+                return reader.read(new ByteArrayInputStream(in, offset, length));
+            } catch (DescriptionTooLarge e) {
+                throw GrpcException.tooLarge("over the agent's bounds: " + e.getMessage());
+            }
+        }, ContainerdClient.MAX_MESSAGE);
+    }
+
+    /** The number of field-1 entries of a message (a list's items), each skipped unread. */
+    static int countItems(InputStream in) throws IOException {
+        ProtoInput proto = ProtoInput.of(in);
+        int count = 0;
+        for (int tag = proto.nextTag(); tag != 0; tag = proto.nextTag()) {
+            if (ProtoInput.field(tag) == 1) {
+                count++;
+            }
+            proto.skipField(tag);
+        }
+        return count;
     }
 }

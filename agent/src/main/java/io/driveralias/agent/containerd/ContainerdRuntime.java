@@ -30,7 +30,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * containerd's own API (gRPC on its socket): events, containers, tasks and snapshots of one
+ * containerd's own API (gRPC on its socket, {@link ContainerdClient}): events, containers, tasks and snapshots of one
  * namespace ({@code k8s.io}, the CRI's, by default). A container's facts come from its record
  * (labels, runtime, OCI spec, snapshot), its snapshot's mounts (the overlay's layers) and its
  * task (the process, from its creation on); when that process started, from the kernel.
@@ -109,23 +109,15 @@ public final class ContainerdRuntime implements ContainerRuntime {
             throw new ContainerRuntimeException.Unreachable(client.socket() + ": no such socket (is containerd running here?"
                     + " --containerd-address names its socket)", null);
         }
-        VersionResponse version;
-        try {
-            version = client.callConnecting(ContainerdRpc.VERSION, Empty.getDefaultInstance(), CALL_DEADLINE);
-        } catch (ContainerRuntimeException.Unreachable e) {
-            // gRPC reports an HTTP/1.1 server as a connection closed: ask the socket what it speaks.
-            if (SocketProbe.answersHttp1(Path.of(client.socket()), PING_DEADLINE)) {
-                throw ContainerdClient.http1(client.socket());
-            }
-            throw e;
-        }
+        // An HTTP/1.1 server (Docker's socket) is told by its answer: the port's WrongApi.
+        VersionResponse version = client.call(ContainerdRpc.VERSION, Empty.getDefaultInstance(), CALL_DEADLINE);
         return "containerd " + Printable.of(version.getVersion());
     }
 
     @Override
     public boolean ping() {
         try {
-            client.callNow(ContainerdRpc.VERSION, Empty.getDefaultInstance(), PING_DEADLINE);
+            client.call(ContainerdRpc.VERSION, Empty.getDefaultInstance(), PING_DEADLINE);
             return true;
         } catch (ContainerRuntimeException e) {
             return false;
@@ -199,8 +191,8 @@ public final class ContainerdRuntime implements ContainerRuntime {
     }
 
     /**
-     * The first description of a container costs about 230 ms a call cold (gRPC's paths for the
-     * method, protobuf's schemas of its messages, the spec's parser): with {@code ctr run}, whose
+     * The first description of a container cost about 230 ms a call cold with grpc-java (gRPC's
+     * paths for the method, protobuf's schemas of its messages, the spec's parser): with {@code ctr run}, whose
      * start follows its create within milliseconds, the first container after the agent started
      * was repaired after its first instruction. Here each of the three calls asks for a container
      * that does not exist, and a description made up in memory goes through reading and mapping.

@@ -48,7 +48,7 @@ public final class DockerNamespace implements DockerContainerd {
 
     @Override
     public String version() throws ContainerRuntimeException {
-        return "containerd " + Printable.of(client.callConnecting(ContainerdRpc.VERSION, Empty.getDefaultInstance(),
+        return "containerd " + Printable.of(client.call(ContainerdRpc.VERSION, Empty.getDefaultInstance(),
                 ContainerdRuntime.PING_DEADLINE).getVersion());
     }
 

@@ -83,9 +83,12 @@ public record GpuRequest(String runtime, boolean gpuRuntime, Optional<String> vi
                 || deviceIds.stream().anyMatch(GpuRequest::isNvidiaCdiDevice);
     }
 
+    /** What NVIDIA's CDI device names start with: their vendor. */
+    public static final String NVIDIA_CDI_VENDOR = "nvidia.com/";
+
     /** A CDI device name of NVIDIA's kinds ({@code nvidia.com/gpu=0}, {@code nvidia.com/mig=...}). */
     public static boolean isNvidiaCdiDevice(String name) {
-        return name.startsWith("nvidia.com/");
+        return name.startsWith(NVIDIA_CDI_VENDOR);
     }
 
     /** One of NVIDIA's device nodes: {@code /dev/nvidia0}, {@code /dev/nvidiactl}, {@code /dev/nvidia-uvm}, .... */

@@ -15,6 +15,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -72,6 +74,8 @@ public final class Agent implements AgentStatus, AutoCloseable {
     private final OwnPodSearch ownPod;
     private final RuntimeErrors runtimeErrors;
     private final NriPlain nriPlain;
+    /** Runtimes with a reconcile asked for (NRI's Synchronize) and not begun yet: asked again, it is not queued twice. */
+    private final Set<String> reconcilesPending = ConcurrentHashMap.newKeySet();
 
     public Agent(List<Watched> watched, ExaminationReporter reporter, RepairMetrics metrics, Clock clock,
                  int workerCount, Duration resyncInterval, Duration shutdownGrace) {
@@ -269,11 +273,18 @@ public final class Agent implements AgentStatus, AutoCloseable {
         }
     }
 
-    /** Queues the containers of one runtime never reported (after NRI's Synchronize). */
+    /**
+     * Queues the containers of one runtime never reported (after NRI's Synchronize). Coalesced: while
+     * one is waiting to begin, asking again adds nothing (a runtime that synchronizes in a loop costs
+     * one reconcile at a time, not a queue of them); one asked while another runs follows it.
+     */
     void reconcile(String runtime) {
         RuntimeWatch watch = runtimes.get(runtime);
-        if (watch != null) {
-            reconciler.execute(() -> watch.reconcile(false));
+        if (watch != null && reconcilesPending.add(runtime)) {
+            reconciler.execute(() -> {
+                reconcilesPending.remove(runtime);
+                watch.reconcile(false);
+            });
         }
     }
 

@@ -1,9 +1,11 @@
 package io.driveralias.agent.live;
 
+import io.driveralias.agent.core.CgroupNames;
 import io.driveralias.agent.core.FileNames;
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.fs.Errno;
 import io.driveralias.agent.fs.ErrnoException;
+import io.driveralias.agent.fs.FileStat;
 import io.driveralias.agent.fs.KernelFiles;
 import io.driveralias.agent.fs.Libc;
 import io.driveralias.agent.fs.OpenFlags;
@@ -37,11 +39,13 @@ public final class ContainerRoots {
     private final String hostProc;
     private final PathResolver resolver;
     private final ProcessStartTime startTime;
+    private final Namespaces hostNamespaces;
 
     public ContainerRoots(String hostProc, PathResolver resolver) {
         this.hostProc = hostProc.endsWith("/") ? hostProc.substring(0, hostProc.length() - 1) : hostProc;
         this.resolver = resolver;
         this.startTime = new ProcessStartTime(this.hostProc, java.time.Clock.systemUTC());
+        this.hostNamespaces = Namespaces.of(this.hostProc);
     }
 
     /** Where the host's processes are visible ({@code --host-proc}). */
@@ -71,7 +75,7 @@ public final class ContainerRoots {
         int pidFd = -1;
         OpenedContainer opened;
         try {
-            if (!belongsTo(procFd, info.id())) {
+            if (!belongsTo(procFd, info.pid(), info.id())) {
                 // Not the container's process: the pid was reused after it exited, or this /proc
                 // shows another PID namespace. The merged directory tells which.
                 Libc.close(procFd);
@@ -149,10 +153,57 @@ public final class ContainerRoots {
         }
     }
 
-    /** The cgroup of a container's process names the container (cgroupfs, systemd and kubelet layouts). */
-    private static boolean belongsTo(int procFd, String containerId) throws ErrnoException {
+    /**
+     * The process is the container's: its cgroup names the container by a whole path element
+     * (cgroupfs, systemd and kubelet layouts: {@link CgroupNames}), and it is none of the processes
+     * whose root is the host's or the agent's own, whatever the runtime said: not pid 1, not the
+     * agent, not a process in the host's or the agent's mount namespace (every container has its own).
+     */
+    private boolean belongsTo(int procFd, int pid, String containerId) throws ErrnoException {
+        if (pid == 1 || hostProc.equals("/proc") && pid == ProcessHandle.current().pid()) {
+            return false;
+        }
         String cgroup = new String(KernelFiles.read(procFd, "cgroup", MAX_CGROUP), StandardCharsets.ISO_8859_1);
-        return cgroup.contains(containerId);
+        if (!CgroupNames.namesContainer(cgroup, containerId)) {
+            return false;
+        }
+        Optional<Namespace> namespace = mountNamespace(procFd);
+        return namespace.isEmpty() || !namespace.equals(hostNamespaces.host()) && !namespace.equals(hostNamespaces.own());
+    }
+
+    /** A namespace, as the kernel identifies it: its nsfs inode. */
+    private record Namespace(long dev, long inode) {
+    }
+
+    /** The mount namespace a /proc/<pid> fd's process is in, if the kernel tells. */
+    private static Optional<Namespace> mountNamespace(int procFd) {
+        try {
+            FileStat stat = Libc.statx(procFd, "ns/mnt", true);
+            return Optional.of(new Namespace(stat.dev(), stat.inode()));
+        } catch (ErrnoException e) {
+            return Optional.empty();
+        }
+    }
+
+    /** The host's mount namespace (its pid 1's) and the agent's own, read once. */
+    private record Namespaces(Optional<Namespace> host, Optional<Namespace> own) {
+        static Namespaces of(String hostProc) {
+            return new Namespaces(read(hostProc + "/1"), read("/proc/self"));
+        }
+
+        private static Optional<Namespace> read(String procDir) {
+            int fd;
+            try {
+                fd = Libc.openHost(procDir, OpenFlags.O_PATH | OpenFlags.O_DIRECTORY);
+            } catch (ErrnoException e) {
+                return Optional.empty();
+            }
+            try {
+                return mountNamespace(fd);
+            } finally {
+                Libc.close(fd);
+            }
+        }
     }
 
     /** A pidfd where this process shares the host's PID namespace, else the /proc fd serves. */

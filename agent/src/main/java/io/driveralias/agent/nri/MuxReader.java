@@ -18,7 +18,8 @@ import java.nio.channels.ReadableByteChannel;
  * Runtime connection only answers RegisterPlugin, so a small one does). A message over its
  * connection's bound, a frame over {@link #MAX_FRAME}, or a stream that ends inside a frame is an
  * {@link NriProtocolException}; the end of the stream between frames is the peer's clean close.
- * One thread reads.
+ * One thread reads; {@link #unfinishedNanos()} may be asked from another (a watchdog), since a
+ * peer that begins a frame or a message and never finishes it holds the reading thread.
  */
 final class MuxReader {
 
@@ -53,6 +54,8 @@ final class MuxReader {
     private long frameLeft;
     private int frameConnection;
     private boolean anyRead;
+    /** {@link System#nanoTime()} when the reader first waited for the rest of a frame or message; 0 while none is begun. */
+    private volatile long unfinishedSince;
 
     /**
      * @param input       the read-ahead buffer (any capacity of at least 64 bytes)
@@ -72,6 +75,7 @@ final class MuxReader {
     /** The next complete message of either connection; null once the peer closed the socket between frames. */
     Message next() throws IOException {
         while (true) {
+            settle();
             if (frameLeft == 0) {
                 if (!readFrameHeader()) {
                     return null;
@@ -85,6 +89,7 @@ final class MuxReader {
             }
             Message message = to.feed();
             if (message != null) {
+                settle();
                 return message;
             }
         }
@@ -93,6 +98,26 @@ final class MuxReader {
     /** Whether the peer has sent anything yet on this socket. */
     boolean anyRead() {
         return anyRead;
+    }
+
+    /** How long the reader has waited for the rest of a frame or message the peer began, in nanoseconds; 0 when none is. */
+    long unfinishedNanos() {
+        long since = unfinishedSince;
+        return since == 0 ? 0 : System.nanoTime() - since;
+    }
+
+    /** Nothing begun and unfinished: the wait for the next frame is the peer's idle time, not a stall. */
+    private void settle() {
+        if (frameLeft == 0 && !plugin.partial() && !runtime.partial()) {
+            unfinishedSince = 0;
+        }
+    }
+
+    /** About to block on the socket: a wait in the middle of a frame or message starts the stall clock. */
+    private void waiting(boolean midway) {
+        if (unfinishedSince == 0 && (midway || frameLeft > 0 || plugin.partial() || runtime.partial())) {
+            unfinishedSince = System.nanoTime() | 1;
+        }
     }
 
     private boolean readFrameHeader() throws IOException {
@@ -128,6 +153,7 @@ final class MuxReader {
         input.compact();
         try {
             while (input.position() < n) {
+                waiting(input.position() > 0);
                 if (channel.read(input) < 0) {
                     if (atBoundary && input.position() == 0) {
                         return false;
@@ -148,6 +174,7 @@ final class MuxReader {
         while (done < n) {
             if (!input.hasRemaining() && n - done >= input.capacity()) {
                 ByteBuffer view = to.duplicate().limit(at + n).position(at + done);
+                waiting(true);
                 int read = channel.read(view);
                 if (read < 0) {
                     throw new NriProtocolException("the runtime closed the connection in the middle of a frame");
@@ -180,6 +207,11 @@ final class MuxReader {
         Assembly(int connection, ByteBuffer body) {
             this.connection = connection;
             this.body = body;
+        }
+
+        /** A message of this connection is begun and not complete. */
+        boolean partial() {
+            return headerFilled > 0;
         }
 
         /** Takes what it needs of the current frame; the message once it is whole. */

@@ -1,7 +1,5 @@
 package io.driveralias.agent.nri;
 
-import java.time.Duration;
-
 /**
  * What the agent does with what the runtime tells its NRI plugin ({@link NriPlugin}). The plugin
  * owns the socket, the protocol and the deadlines; the handler sees pods and containers only.
@@ -14,12 +12,8 @@ import java.time.Duration;
  */
 public interface NriHandler {
 
-    /**
-     * The runtime took the plugin (RegisterPlugin, then Configure): its name and version as it gives
-     * them (for the log; not escaped), and the time it allows a plugin for each call (NRI's default
-     * of 2 s where the runtime does not say, as containerd 1.7 does not).
-     */
-    void connected(String runtimeName, String runtimeVersion, Duration requestTimeout);
+    /** The runtime took the plugin (RegisterPlugin, then Configure); once per connection. */
+    void connected(NriRuntimeInfo runtime);
 
     /** The connection that {@link #connected} announced is gone; the plugin connects again on its own. */
     void disconnected(String why);

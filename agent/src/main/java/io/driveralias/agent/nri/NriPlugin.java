@@ -49,6 +49,12 @@ public final class NriPlugin implements AutoCloseable {
 
     static final Duration FIRST_RETRY = Duration.ofMillis(100);
     static final Duration MAX_RETRY = Duration.ofSeconds(1);
+    /**
+     * A connection that lasted this long was a working one: its loss starts a new outage (a line
+     * in the log) and the next try comes after {@link #FIRST_RETRY}. A shorter one (a runtime that
+     * configures the plugin and closes at once) is one more failed try of the outage in progress.
+     */
+    static final Duration STABLE_SESSION = Duration.ofSeconds(10);
     private static final Duration WATCH_PERIOD = Duration.ofMillis(500);
     private static final Logger LOG = LoggerFactory.getLogger(NriPlugin.class);
 
@@ -121,41 +127,69 @@ public final class NriPlugin implements AutoCloseable {
     private record MuxBuffers(ByteBuffer input, ByteBuffer plugin, ByteBuffer runtime) {
     }
 
+    /** The reading thread lives (or the plugin was never started, or is closed): for the agent's liveness. */
+    public boolean alive() {
+        Thread reading;
+        synchronized (lock) {
+            reading = loop;
+        }
+        return reading == null || closed || reading.isAlive();
+    }
+
     private void run(NriSession.Setup setup, MuxBuffers buffers) {
         Duration delay = FIRST_RETRY;
         while (!closed) {
-            SocketChannel channel;
             try {
-                channel = connect();
-            } catch (IOException e) {
-                outage.failed("cannot connect to " + socket + ": " + describe(e));
-                delay = pause(delay);
-                continue;
-            }
-            NriSession current = new NriSession(channel, new MuxReader(channel, buffers.input(), buffers.plugin(), buffers.runtime()),
-                    setup);
-            synchronized (lock) {
-                session = current;
-            }
-            String why = current.serve();
-            synchronized (lock) {
-                session = null;
-            }
-            if (current.configured()) {
+                delay = connectAndServe(setup, buffers, delay);
+            } catch (RuntimeException e) {
+                // A failure outside the session's own guard: the loop goes on, as after a lost connection.
+                LOG.error("NRI: the plugin failed between connections; connecting again", e);
                 connected = false;
-                delay = FIRST_RETRY;
-                if (!closed) {
-                    LOG.warn("NRI: the connection to the runtime on {} is lost ({}); connecting again", socket, Printable.of(why));
-                    outage.begin();
-                }
-                safely(() -> handler.disconnected(why));
-            } else if (!closed) {
-                outage.failed("the runtime on " + socket + " did not take the plugin: " + why);
             }
             if (!closed) {
                 delay = pause(delay);
             }
         }
+    }
+
+    /** One connection, from connecting to its end; returns the delay before the next. */
+    private Duration connectAndServe(NriSession.Setup setup, MuxBuffers buffers, Duration delay) {
+        SocketChannel channel;
+        try {
+            channel = connect();
+        } catch (IOException e) {
+            outage.failed("cannot connect to " + socket + ": " + describe(e));
+            return delay;
+        }
+        NriSession current = new NriSession(channel, new MuxReader(channel, buffers.input(), buffers.plugin(), buffers.runtime()),
+                setup);
+        synchronized (lock) {
+            session = current;
+        }
+        long began = System.nanoTime();
+        String why = current.serve();
+        synchronized (lock) {
+            session = null;
+        }
+        if (!current.configured()) {
+            if (!closed) {
+                outage.failed("the runtime on " + socket + " did not take the plugin: " + why);
+            }
+            return delay;
+        }
+        connected = false;
+        safely(() -> handler.disconnected(why));
+        if (closed) {
+            return delay;
+        }
+        if (System.nanoTime() - began < STABLE_SESSION.toNanos()) {
+            outage.failed("the runtime on " + socket + " ended the connection " + (System.nanoTime() - began) / 1_000_000
+                    + " ms after taking the plugin: " + why);
+            return delay;
+        }
+        LOG.warn("NRI: the connection to the runtime on {} is lost ({}); connecting again", socket, Printable.of(why));
+        outage.begin();
+        return FIRST_RETRY;
     }
 
     private SocketChannel connect() throws IOException {
@@ -274,11 +308,12 @@ public final class NriPlugin implements AutoCloseable {
         }
 
         @Override
-        public void connected(String runtimeName, String runtimeVersion, Duration requestTimeout) {
+        public void connected(NriRuntimeInfo runtime) {
             connected = true;
-            outage.ended(Printable.of(runtimeName) + " " + Printable.of(runtimeVersion) + " on " + socket, requestTimeout,
-                    Duration.ofNanos(deadline.nanos(requestTimeout, 0)));
-            inner.connected(runtimeName, runtimeVersion, requestTimeout);
+            String nri = runtime.nriVersion().isEmpty() ? "" : " (NRI " + Printable.of(runtime.nriVersion()) + ")";
+            outage.ended(Printable.of(runtime.name()) + " " + Printable.of(runtime.version()) + nri + " on " + socket,
+                    runtime.requestTimeout(), Duration.ofNanos(deadline.nanos(runtime.requestTimeout(), 0)));
+            inner.connected(runtime);
         }
 
         @Override

@@ -11,6 +11,9 @@ import java.util.Objects;
  */
 public record NriPod(String id, String name, String uid, String namespace, String runtimeHandler, int truncated) {
 
+    /** A pod the runtime did not describe (a Synchronize's container whose pod it did not list). */
+    public static final NriPod UNKNOWN = new NriPod("", "", "", "", "", 0);
+
     public NriPod {
         Objects.requireNonNull(id, "id");
         Objects.requireNonNull(name, "name");

@@ -1,5 +1,6 @@
 package io.driveralias.agent.nri;
 
+import io.driveralias.agent.core.GpuRequest;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -23,14 +24,23 @@ import java.util.Map;
  * message's own size in all. Costs are counted as the bytes of the text plus a fixed estimate of
  * the objects around it. One decoder per message, on one thread.
  *
+ * <p>Text costs what it will cost decoded: bytes that are not all ASCII are charged twice (a
+ * Java string of them takes two bytes a character, and each malformed byte becomes a character of
+ * its own), so that a hostile runtime's invalid UTF-8 cannot double what a bound allows. A
+ * container's id is kept only if it is one by containerd's rules (as its event decoder checks), so
+ * that no runtime can make the agent key its bookkeeping by kilobytes of text.
+ *
  * <p>NRI's field numbers (pkg/api/api.proto): PodSandbox {id 1, name 2, uid 3, namespace 4,
  * runtime_handler 7}; Container {id 1, pod_sandbox_id 2, name 3, state 4, labels 5, annotations 6,
- * env 8, mounts 9, linux 11, pid 12}; Mount {destination 1, type 2, source 3, options 4};
- * LinuxContainer {devices 2}; LinuxDevice {path 1}; map entries {key 1, value 2}.
+ * env 8, mounts 9, linux 11, pid 12, CDI_devices 20, image 22}; Mount {destination 1, type 2,
+ * source 3, options 4}; LinuxContainer {devices 2}; LinuxDevice {path 1}; CDIDevice {name 1}; Image
+ * {name 1}; map entries {key 1, value 2}.
  */
 final class ObjectDecoder {
 
     static final int MAX_STRING = 4096;
+    /** containerd's own bound on an identifier (and its characters: {@link #isContainerId}). */
+    static final int MAX_ID = 76;
     static final int MAX_ENTRIES = 1024;
     static final long RECORD_BUDGET = 64 << 10;
     static final long MESSAGE_BUDGET = 1 << 20;
@@ -43,6 +53,7 @@ final class ObjectDecoder {
     private static final byte[] CDI_ANNOTATION = ascii("cdi.k8s.io/");
     private static final byte[] NVIDIA_ENV = ascii("NVIDIA_");
     private static final byte[] NVIDIA_DEVICE = ascii("/dev/nvidia");
+    private static final byte[] NVIDIA_CDI = ascii(GpuRequest.NVIDIA_CDI_VENDOR);
     private static final byte[] BIND = ascii("bind");
     private static final byte[] RBIND = ascii("rbind");
 
@@ -58,6 +69,10 @@ final class ObjectDecoder {
     private static final int TAG_MOUNTS = tag(9, ProtoReader.LENGTH);
     private static final int TAG_LINUX = tag(11, ProtoReader.LENGTH);
     private static final int TAG_PID = tag(12, ProtoReader.VARINT);
+    private static final int TAG_CDI_DEVICES = tag(20, ProtoReader.LENGTH);
+    private static final int TAG_IMAGE = tag(22, ProtoReader.LENGTH);
+    /** The CRI's own annotation of a container's image (containerd), where NRI before 0.12 has no image field. */
+    private static final String CRI_IMAGE_ANNOTATION = "io.kubernetes.cri.image-name";
 
     /** Readers of nested messages (an entry, a mount, a device), reused: the decoder allocates only what it keeps. */
     private final ProtoReader nested = new ProtoReader(ByteBuffer.allocate(0), 0, 0);
@@ -115,10 +130,12 @@ final class ObjectDecoder {
         List<String> env = new ArrayList<>();
         List<NriMount> mounts = new ArrayList<>();
         boolean nvidiaDevice = false;
+        boolean nvidiaCdi = false;
+        String image = null;
         while (in.hasMore()) {
             int tag = in.tag();
             if (tag == TAG_ID) {
-                id = identity(in, in.span(tag));
+                id = containerId(in, in.span(tag));
             } else if (tag == TAG_2) {
                 pod = identity(in, in.span(tag));
             } else if (tag == TAG_3) {
@@ -138,12 +155,19 @@ final class ObjectDecoder {
             } else if (tag == TAG_PID) {
                 long value = in.varint();
                 pid = value > 0 && value <= Integer.MAX_VALUE ? (int) value : 0;
+            } else if (tag == TAG_CDI_DEVICES) {
+                nvidiaCdi |= nvidiaCdiDevice(nested.moveTo(in, in.span(tag)));
+            } else if (tag == TAG_IMAGE) {
+                image = imageName(nested.moveTo(in, in.span(tag)));
             } else {
                 in.skip(tag);
             }
         }
-        return new NriContainer(id, pod, name, state, pid, labels, annotations, env, mounts, nvidiaDevice, truncated,
-                overBounds);
+        if (image == null) {
+            image = annotations.getOrDefault(CRI_IMAGE_ANNOTATION, "");
+        }
+        return new NriContainer(id, pod, name, image, state, pid, labels, annotations, env, mounts, nvidiaDevice, nvidiaCdi,
+                truncated, overBounds);
     }
 
     /** An identity field: kept whatever the budget (charged all the same), "" when over {@link #MAX_STRING}. */
@@ -152,8 +176,47 @@ final class ObjectDecoder {
             truncated++;
             return "";
         }
+        budget -= STRING_COST + decodedSize(in, span);
+        return in.string(span);
+    }
+
+    /** The container's id, or "" when it is none by containerd's rules (looked at in place: nothing decoded). */
+    private String containerId(ProtoReader in, long span) {
+        if (!isContainerId(in, span)) {
+            truncated++;
+            return "";
+        }
         budget -= STRING_COST + ProtoReader.length(span);
         return in.string(span);
+    }
+
+    /**
+     * containerd's identifier rule (its {@code identifiers.Validate}): 1 to {@value #MAX_ID} characters,
+     * runs of ASCII letters and digits joined by single {@code .}, {@code _} or {@code -}.
+     */
+    static boolean isContainerId(ProtoReader in, long span) {
+        int length = ProtoReader.length(span);
+        if (length == 0 || length > MAX_ID) {
+            return false;
+        }
+        boolean afterSeparator = true;
+        for (int i = 0; i < length; i++) {
+            byte b = in.byteAt(span, i);
+            boolean alphanumeric = b >= '0' && b <= '9' || b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z';
+            if (alphanumeric) {
+                afterSeparator = false;
+            } else if ((b == '.' || b == '_' || b == '-') && !afterSeparator) {
+                afterSeparator = true;
+            } else {
+                return false;
+            }
+        }
+        return !afterSeparator;
+    }
+
+    /** What the bytes of {@code span} take as a Java string: one byte each when all ASCII, else two. */
+    private static long decodedSize(ProtoReader in, long span) {
+        return in.isAscii(span) ? ProtoReader.length(span) : 2L * ProtoReader.length(span);
     }
 
     /** A string to keep if it fits its bound and the message's budget; null when left out. */
@@ -162,7 +225,7 @@ final class ObjectDecoder {
             truncated++;
             return null;
         }
-        if (!afford(STRING_COST + ProtoReader.length(span))) {
+        if (!afford(STRING_COST + decodedSize(in, span))) {
             return null;
         }
         return in.string(span);
@@ -211,7 +274,7 @@ final class ObjectDecoder {
             truncated++;
             return;
         }
-        if (!afford(ENTRY_COST + 2L * STRING_COST + ProtoReader.length(key) + valueLength)) {
+        if (!afford(ENTRY_COST + 2L * STRING_COST + decodedSize(in, key) + (value == -1 ? 0 : decodedSize(in, value)))) {
             return;
         }
         into.put(in.string(key), value == -1 ? "" : in.string(value));
@@ -285,6 +348,34 @@ final class ObjectDecoder {
             }
         }
         into.add(new NriMount(dst, typeText, src, optionTexts));
+    }
+
+    /** An Image (NRI 0.12): its name (field 1), an identity field; "" when it has none. */
+    private String imageName(ProtoReader in) throws NriProtocolException {
+        String name = "";
+        while (in.hasMore()) {
+            int tag = in.tag();
+            if (tag == TAG_ID) {
+                name = identity(in, in.span(tag));
+            } else {
+                in.skip(tag);
+            }
+        }
+        return name;
+    }
+
+    /** A CDIDevice: whether its name (field 1) is one of NVIDIA's kinds ({@link GpuRequest#isNvidiaCdiDevice}, read in place). */
+    private static boolean nvidiaCdiDevice(ProtoReader in) throws NriProtocolException {
+        boolean found = false;
+        while (in.hasMore()) {
+            int tag = in.tag();
+            if (tag == TAG_ID) {
+                found |= in.startsWith(in.span(tag), NVIDIA_CDI);
+            } else {
+                in.skip(tag);
+            }
+        }
+        return found;
     }
 
     /** LinuxContainer: whether any of its devices (field 2, LinuxDevice.path 1) is under /dev/nvidia. */

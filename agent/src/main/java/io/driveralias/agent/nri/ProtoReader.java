@@ -138,6 +138,23 @@ final class ProtoReader {
         return true;
     }
 
+    /** The {@code i}th byte of {@code span}; the caller keeps {@code i} below its length. */
+    byte byteAt(long span, int i) {
+        return buffer.get(offset(span) + i);
+    }
+
+    /** Whether every byte of {@code span} is ASCII (what decodes to a string of one byte a character). */
+    boolean isAscii(long span) {
+        int at = offset(span);
+        int end = at + length(span);
+        for (int i = at; i < end; i++) {
+            if (buffer.get(i) < 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
     /** Whether the bytes of {@code span} are exactly {@code text}. */
     boolean equalTo(long span, byte[] text) {
         return length(span) == text.length && startsWith(span, text);

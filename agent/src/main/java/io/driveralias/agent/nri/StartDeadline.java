@@ -40,10 +40,19 @@ public record StartDeadline(Duration budget) {
      */
     public long nanos(Duration requestTimeout, long callerTimeoutNano) {
         Duration runtime = requestTimeout.isNegative() || requestTimeout.isZero() ? RUNTIME_DEFAULT_TIMEOUT : requestTimeout;
-        long allowed = Math.min(budget.toNanos(), runtime.toNanos() / 2);
+        long allowed = Math.min(saturatedNanos(budget), saturatedNanos(runtime) / 2);
         if (callerTimeoutNano > 0) {
             allowed = Math.min(allowed, callerTimeoutNano / 2);
         }
         return allowed;
+    }
+
+    /** A duration in nanoseconds, {@link Long#MAX_VALUE} where it has more (a runtime may send any timeout). */
+    static long saturatedNanos(Duration d) {
+        try {
+            return d.toNanos();
+        } catch (ArithmeticException e) {
+            return Long.MAX_VALUE;
+        }
     }
 }

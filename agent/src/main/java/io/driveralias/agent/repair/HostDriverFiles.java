@@ -15,6 +15,7 @@ import java.io.IOException;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -63,6 +64,8 @@ public final class HostDriverFiles {
     /** Driver-named regular files met in containers that are none of the host's: see {@link #unmatched()}. */
     private final AtomicLong unmatched = new AtomicLong();
     private volatile Map<Identity, HostDriverFile> files;
+    /** Every host path through which the last scan found one of them, for {@link #knownPath}. */
+    private volatile Set<String> paths = Set.of();
     private volatile Optional<String> version = Optional.empty();
     private volatile Set<String> userSpace = Set.of();
     /** The loaded kernel module's version: the host's files of it are the driver, where it has them. */
@@ -184,6 +187,16 @@ public final class HostDriverFiles {
         }
     }
 
+    /**
+     * Whether {@code hostPath}, as a string, is a path where the last scan found one of the host's
+     * driver files. No I/O and no scan, ever: for a thread that must not block on a filesystem
+     * (the runtime's NRI calls). False before the first scan, and for any other path to the same
+     * file, which only {@link #atHostPath} recognises.
+     */
+    public boolean knownPath(String hostPath) {
+        return paths.contains(hostPath);
+    }
+
     /** The driver version of the host's files (the configured one, else the one they carry). */
     public Optional<String> driverVersion() {
         current();
@@ -268,6 +281,13 @@ public final class HostDriverFiles {
         }
         boolean versionChanged = newVersion.isPresent() && !newVersion.equals(version);
         version = newVersion;
+        Set<String> foundPaths = new HashSet<>();
+        candidates.forEach((path, stat) -> {
+            if (found.containsKey(new Identity(stat.dev(), stat.inode()))) {
+                foundPaths.add(path);
+            }
+        });
+        paths = Set.copyOf(foundPaths);
         userSpace = hostVersions.userSpace();
         files = Map.copyOf(found);
         if (versionChanged) {

@@ -3,9 +3,9 @@ package io.driveralias.agent.bench;
 import io.driveralias.agent.nri.NriContainer;
 import io.driveralias.agent.nri.NriHandler;
 import io.driveralias.agent.nri.NriPod;
+import io.driveralias.agent.nri.NriRuntimeInfo;
 import io.driveralias.agent.nri.NriSync;
 import io.driveralias.agent.nri.StartCall;
-import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -52,7 +52,7 @@ final class StartStamps implements NriHandler {
     }
 
     @Override
-    public void connected(String runtimeName, String runtimeVersion, Duration requestTimeout) {
+    public void connected(NriRuntimeInfo runtime) {
     }
 
     @Override

@@ -28,15 +28,21 @@ class RuntimeChoiceTest {
         assertThat(c.containerdState()).isEqualTo("/run/containerd");
     }
 
-    /** NRI serves containerd's starts: found by its socket where containerd is watched, or named (which watches containerd). */
+    /**
+     * NRI serves containerd's starts: found by its socket where containerd is watched, or named
+     * (which watches containerd); and alone where its socket is and containerd is not (CRI-O).
+     */
     @Test
     void nriIsServedWhereItsSocketExistsBesideContainerdOrWhenNamed() throws ConfigException {
         AgentConfig auto = parse(List.of("run"), Map.of());
         assertThat(auto.nriSocket()).isEqualTo("/var/run/nri/nri.sock");
         assertThat(resolve(auto, "/run/containerd/containerd.sock", "/var/run/nri/nri.sock"))
                 .containsExactly(Kind.CONTAINERD, Kind.NRI);
-        assertThat(resolve(auto, "/var/run/docker.sock", "/var/run/nri/nri.sock")).as("no containerd: no NRI")
-                .containsExactly(Kind.DOCKER);
+        assertThat(resolve(auto, "/var/run/nri/nri.sock")).as("CRI-O: NRI alone").containsExactly(Kind.NRI);
+        assertThat(RuntimeChoice.nriAlone(resolve(auto, "/var/run/nri/nri.sock"))).isTrue();
+        assertThat(resolve(auto, "/var/run/docker.sock", "/var/run/nri/nri.sock")).as("Docker beside a runtime with NRI")
+                .containsExactly(Kind.DOCKER, Kind.NRI);
+        assertThat(RuntimeChoice.nriAlone(resolve(auto, "/run/containerd/containerd.sock", "/var/run/nri/nri.sock"))).isFalse();
         assertThat(resolve(parse(List.of("run", "--runtime", "nri"), Map.of()))).containsExactly(Kind.CONTAINERD, Kind.NRI);
         AgentConfig elsewhere = parse(List.of("run"), Map.of("DRIVER_ALIAS_NRI_SOCKET", "/run/k3s/nri/nri.sock"));
         assertThat(resolve(elsewhere, "/run/containerd/containerd.sock", "/run/k3s/nri/nri.sock"))

@@ -2,15 +2,17 @@ package io.driveralias.agent.containerd;
 
 import io.driveralias.agent.containerd.api.Envelope;
 import io.driveralias.agent.containerd.api.GetContainerRequest;
+import io.driveralias.agent.containerd.api.GetContainerResponse;
 import io.driveralias.agent.containerd.api.MountsRequest;
 import io.driveralias.agent.containerd.api.SubscribeRequest;
 import io.driveralias.agent.testing.ContainerdHarness;
 import io.driveralias.agent.testing.CriClient;
 import io.driveralias.agent.testing.TestImages;
-import io.grpc.ClientCall;
-import io.grpc.Metadata;
-import io.grpc.Status;
+import io.driveralias.agent.grpc.GrpcException;
+import io.driveralias.agent.grpc.GrpcMethod;
+import io.driveralias.agent.grpc.ServerStream;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -26,13 +28,9 @@ import java.time.Duration;
 public final class ContainerdFixtureRecorder {
 
     /** The whole record as containerd sends it (the agent reads it streaming, keeping a few fields). */
-    private static final io.grpc.MethodDescriptor<GetContainerRequest, io.driveralias.agent.containerd.api.GetContainerResponse>
-            GET_CONTAINER = io.grpc.MethodDescriptor.<GetContainerRequest, io.driveralias.agent.containerd.api.GetContainerResponse>
-            newBuilder().setType(io.grpc.MethodDescriptor.MethodType.UNARY)
-            .setFullMethodName("containerd.services.containers.v1.Containers/Get")
-            .setRequestMarshaller(new ProtoMarshaller<>(GetContainerRequest.parser()))
-            .setResponseMarshaller(new ProtoMarshaller<>(io.driveralias.agent.containerd.api.GetContainerResponse.parser()))
-            .build();
+    private static final GrpcMethod<GetContainerRequest, GetContainerResponse> GET_CONTAINER = new GrpcMethod<>(
+            "containerd.services.containers.v1.Containers/Get", (in, offset, length) -> GetContainerResponse.parseFrom(
+                    com.google.protobuf.CodedInputStream.newInstance(in, offset, length)), ContainerdClient.MAX_MESSAGE);
 
     private static final Duration DEADLINE = Duration.ofSeconds(5);
 
@@ -45,25 +43,19 @@ public final class ContainerdFixtureRecorder {
         String image = containerd.image(ContainerdHarness.K8S, "plain", TestImages.DEBIAN_LIB, root -> { }, "/bin/sh");
         try (ContainerdClient client = new ContainerdClient(containerd.socket(), ContainerdHarness.K8S);
              OutputStream events = Files.newOutputStream(out.resolve("events.bin"))) {
-            ClientCall<SubscribeRequest, Envelope> call = client.newStreamInNamespace(ContainerdRpc.SUBSCRIBE);
-            call.start(new ClientCall.Listener<>() {
-                @Override
-                public void onMessage(Envelope envelope) {
-                    try {
+            ServerStream<Envelope> stream = client.streamInNamespace(ContainerdRpc.SUBSCRIBE,
+                    SubscribeRequest.newBuilder().addFilters("namespace==\"k8s.io\"").build(), DEADLINE);
+            Thread recorder = Thread.ofPlatform().daemon().start(() -> {
+                try {
+                    for (Envelope envelope = stream.next(Long.MAX_VALUE); ; envelope = stream.next(Long.MAX_VALUE)) {
                         envelope.writeDelimitedTo(events);
-                    } catch (IOException e) {
-                        throw new IllegalStateException(e);
                     }
-                    call.request(1);
+                } catch (GrpcException | InterruptedException e) {
+                    // the stream is closed
+                } catch (IOException e) {
+                    throw new UncheckedIOException(e);
                 }
-
-                @Override
-                public void onClose(Status status, Metadata trailers) {
-                }
-            }, new Metadata());
-            call.request(1);
-            call.sendMessage(SubscribeRequest.newBuilder().addFilters("namespace==\"k8s.io\"").build());
-            call.halfClose();
+            });
             Thread.sleep(500);
 
             CriClient cri = containerd.cri();
@@ -91,7 +83,8 @@ public final class ContainerdFixtureRecorder {
             containerd.run("-n", ContainerdHarness.K8S, "tasks", "delete", "ctr-one");
             containerd.run("-n", ContainerdHarness.K8S, "containers", "delete", "ctr-one");
             Thread.sleep(500);
-            call.cancel("recorded", null);
+            stream.close();
+            recorder.join(5000);
         }
         System.exit(0);
     }

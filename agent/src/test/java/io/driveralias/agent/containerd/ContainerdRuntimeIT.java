@@ -346,6 +346,23 @@ class ContainerdRuntimeIT {
         }
     }
 
+    /**
+     * A subscription lives as long as the agent: its request carries no deadline, which containerd
+     * would end it at ("subscription error: context deadline exceeded" once the call deadline of
+     * a unary call, 5 s, had passed).
+     */
+    @Test
+    void aSubscriptionOutlivesTheCallDeadline() throws Exception {
+        ContainerdRuntime runtime = runtime();
+        runtime.connect();
+        Events events = follow(runtime);
+        Thread.sleep(ContainerdRuntime.CALL_DEADLINE.plusSeconds(1).toMillis());
+        String late = "late-" + UUID.randomUUID().toString().substring(0, 8);
+        containerd.ctrRun(ContainerdHarness.K8S, image, late, "/bin/sleep", "60");
+        cleanup.add(() -> remove(late));
+        events.await(late, Action.STARTED);
+    }
+
     @Test
     void closingTheStreamFromAnotherThreadEndsAWaitingNext() throws Exception {
         ContainerdRuntime runtime = runtime();

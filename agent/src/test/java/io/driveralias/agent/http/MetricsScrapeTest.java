@@ -72,6 +72,8 @@ class MetricsScrapeTest {
         metrics.driverVersion("535.104.05");
         metrics.kubernetesEvent("sent");
         metrics.hostDriverFiles(() -> 14, () -> 0);
+        metrics.hostDriverState(new io.driveralias.agent.core.HostDriverState(
+                io.driveralias.agent.core.HostDriverState.State.MISMATCH, Optional.of("535.104.05"), Optional.of("535.183.01")));
 
         HttpResponse<String> response = scrape();
 

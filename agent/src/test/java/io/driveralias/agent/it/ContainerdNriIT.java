@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
-import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The packaged agent as containerd's NRI plugin (containerd 1.7.24 with NRI on, 2.1.9 where it is
@@ -48,12 +48,17 @@ class ContainerdNriIT {
         return agent;
     }
 
+    /** The releases with NRI on by default (2.x), as CRI-O has it. */
+    static java.util.stream.Stream<ContainerdVersion> nriByDefault() {
+        return ContainerdVersion.nriReleases().filter(r -> r != ContainerdVersion.V1_7);
+    }
+
     private static CriClient.Spec gpu(String capabilities) {
         return CriProbes.probing().env("NVIDIA_VISIBLE_DEVICES", "all").env("NVIDIA_DRIVER_CAPABILITIES", capabilities);
     }
 
     @ParameterizedTest
-    @EnumSource(value = ContainerdVersion.class, names = {"V1_7", "V2_1"})
+    @MethodSource("io.driveralias.agent.testing.ContainerdVersion#nriReleases")
     void gpuContainersHaveTheirDriverAtTheFirstInstructionThroughTheRuntimesOwnStart(ContainerdVersion release,
                                                                                       @TempDir Path logs)
             throws InterruptedException {
@@ -100,9 +105,45 @@ class ContainerdNriIT {
         }
     }
 
+    /**
+     * A runtime whose API the agent does not read (CRI-O, which speaks the same NRI): played by
+     * containerd with only its NRI socket given. Every GPU pod at its first instruction beside busy
+     * pods, from what NRI's calls tell alone; ready once the runtime has the plugin; a plain pod
+     * counted once. On 2.x: NRI alone is for the runtimes that have it on by default.
+     */
+    @ParameterizedTest
+    @MethodSource("nriByDefault")
+    void aRuntimeKnownThroughNriAloneHasItsGpuPodsRepairedInsideTheirStart(ContainerdVersion release) throws InterruptedException {
+        ContainerdHarness containerd = ContainerdHarness.of(release);
+        try (CriProbes cri = new CriProbes(containerd);
+             AgentProcess agent = AgentProcess.startOnNriAlone(containerd, "--gpu-runtime", "nvidia");
+             BusyNode busy = BusyNode.around(agent.pid())) {
+            agent.await("/readyz 200 through NRI alone", Duration.ofSeconds(60),
+                    () -> agent.readyz() == 200 && agent.metric("driver_alias_runtime_up{runtime=\"nri\"}") == 1.0);
+            assertThat(agent.logLines("containerd.sock")).as("containerd's API is never asked").isEmpty();
+            List<Probe> gpu = new ArrayList<>();
+            for (int i = 0; i < 4; i++) {
+                gpu.add(cri.pod("nri-alone-declared-" + i, "", CriProbes.declared(CriProbes.probing())));
+                gpu.add(cri.pod("nri-alone-hook-" + i, "nvidia", gpu("compute,utility")));
+            }
+            double noDriver = agent.metric(NO_DRIVER);
+            Probe plain = cri.pod("nri-alone-plain", "", CriProbes.probing());
+            int atFirst = cri.atFirstInstruction(gpu, agent);
+            cri.firstInstructions(plain);
+            System.out.printf("[containerd-nri] %s through NRI alone, %s: %d of %d GPU pods (declared and hook-added files) at"
+                    + " the first instruction%n", release, busy.describe(), atFirst, gpu.size());
+            assertThat(atFirst).isEqualTo(gpu.size());
+            agent.await("the plain pod counted", Duration.ofSeconds(30), () -> agent.metric(NO_DRIVER) >= noDriver + 1);
+            Thread.sleep(1000);
+            assertThat(agent.metric(NO_DRIVER) - noDriver).as("counted no_driver once").isEqualTo(1.0);
+            assertThat(agent.logLines("repaired container " + plain.shortId())).isEmpty();
+            assertThat(agent.logLines("ERROR")).isEmpty();
+        }
+    }
+
     /** {@code ctr run} never reaches NRI: its GPU containers are the event path's, and are repaired. */
     @ParameterizedTest
-    @EnumSource(value = ContainerdVersion.class, names = {"V1_7", "V2_1"})
+    @MethodSource("io.driveralias.agent.testing.ContainerdVersion#nriReleases")
     void ctrRunContainersAreServedThroughTheEvents(ContainerdVersion release, @TempDir Path logs) {
         ContainerdHarness containerd = ContainerdHarness.of(release);
         String image = containerd.debianImage(ContainerdHarness.K8S);
@@ -126,7 +167,7 @@ class ContainerdNriIT {
      * every one. A repair held past a deadline of 1 ms lets the pod start and repairs it right after.
      */
     @ParameterizedTest
-    @EnumSource(value = ContainerdVersion.class, names = {"V1_7", "V2_1"})
+    @MethodSource("io.driveralias.agent.testing.ContainerdVersion#nriReleases")
     void podsStartWhateverTheAgentDoesAndAreRepairedRightAfter(ContainerdVersion release) throws Exception {
         ContainerdHarness containerd = ContainerdHarness.of(release);
         try (CriProbes cri = new CriProbes(containerd)) {

@@ -500,6 +500,7 @@ class PrometheusScrapeIT {
             "alert DriverAliasAgentMissing", "no kube-state-metrics here (promtool's tests make it fire)",
             "alert DriverAliasRuntimeDisconnected", "Docker is connected (the first test saw it match, and pend, while it was not)",
             "alert DriverAliasNoHostDriver", "the host's driver files are found (driver_alias_host_driver_files > 0)",
+            "alert DriverAliasDriverLibraryMismatch", "the host's driver files and kernel module do not disagree here",
             "alert DriverAliasReconcileStale", "the agent reconciles every 5 s",
             "alert DriverAliasRepairsAfterStart", "every GPU container here is repaired before its start",
             "alert DriverAliasRuntimeNotWatched", "Docker runs the agent's own pod");

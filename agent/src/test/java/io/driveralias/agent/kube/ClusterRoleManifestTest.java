@@ -3,14 +3,22 @@ package io.driveralias.agent.kube;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.fabric8.kubernetes.api.model.rbac.ClusterRole;
-import org.junit.jupiter.api.Test;
+import java.util.List;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.FieldSource;
 
-/** The agent may write Events and nothing else: pods come from Docker labels, the node from the downward API. */
+/**
+ * The agent may write Events and nothing else: pods come from Docker labels, the node from the
+ * downward API. In every install, kustomize's and the chart's.
+ */
 class ClusterRoleManifestTest {
 
-    @Test
-    void onlyCreateAndPatchOnCoreEvents() throws Exception {
-        ClusterRole role = Manifests.only(Manifests.render("base"), "ClusterRole", ClusterRole.class);
+    static final List<String> INSTALLS = Manifests.INSTALLS;
+
+    @ParameterizedTest
+    @FieldSource("INSTALLS")
+    void onlyCreateAndPatchOnCoreEvents(String install) throws Exception {
+        ClusterRole role = Manifests.only(Manifests.render(install), "ClusterRole", ClusterRole.class);
 
         assertThat(role.getAggregationRule()).isNull();
         assertThat(role.getRules()).singleElement().satisfies(rule -> {

@@ -22,6 +22,7 @@ import org.junit.jupiter.params.provider.FieldSource;
 class CpuRequestOverlayTest {
 
     static final List<String> VARIANTS = Manifests.VARIANTS;
+    static final List<String> INSTALLS = Manifests.INSTALLS;
 
     /** The least request measured to keep every GPU container's aliases at its first instruction on a saturated node. */
     private static final Quantity MEASURED_NEED = new Quantity("500m");
@@ -37,7 +38,7 @@ class CpuRequestOverlayTest {
     }
 
     @ParameterizedTest
-    @FieldSource("VARIANTS")
+    @FieldSource("INSTALLS")
     void theShippedRequestIsAtLeastWhatASaturatedNodeWasMeasuredToNeed(String variant) {
         Map<String, Quantity> requests = agent(Manifests.render(variant)).getResources().getRequests();
 

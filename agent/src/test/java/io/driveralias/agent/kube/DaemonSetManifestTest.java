@@ -18,9 +18,19 @@ import java.util.Set;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.Parameter;
+import org.junit.jupiter.params.ParameterizedClass;
+import org.junit.jupiter.params.provider.FieldSource;
 
-/** The DaemonSet's privileges, exactly as documented, and its wiring to the agent's options. */
+/**
+ * The DaemonSet's privileges, exactly as documented, and its wiring to the agent's options, in
+ * every install: each kustomize variant and the Helm chart with each one's documented values.
+ */
+@ParameterizedClass
+@FieldSource("INSTALLS")
 class DaemonSetManifestTest {
+
+    static final List<String> INSTALLS = Manifests.INSTALLS;
 
     /**
      * The documented set (docs/privileges.md, one comment each in the manifest), each one
@@ -31,13 +41,16 @@ class DaemonSetManifestTest {
     /** Read by the agent without being one of its options. */
     private static final Set<String> OTHER_VARIABLES = Set.of("NODE_NAME", "POD_UID", "DOCKER_HOST");
 
+    @Parameter
+    String install;
+
     private DaemonSet daemonSet;
     private PodSpec pod;
     private Container agent;
 
     @BeforeEach
     void load() throws Exception {
-        daemonSet = Manifests.only(Manifests.render("base"), "DaemonSet", DaemonSet.class);
+        daemonSet = Manifests.only(Manifests.render(install), "DaemonSet", DaemonSet.class);
         pod = daemonSet.getSpec().getTemplate().getSpec();
         assertThat(pod.getContainers()).hasSize(1);
         assertThat(pod.getInitContainers()).isNullOrEmpty();

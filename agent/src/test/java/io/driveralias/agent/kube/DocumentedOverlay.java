@@ -43,7 +43,7 @@ final class DocumentedOverlay {
                     }
                     text = base.replaceFirst(Matcher.quoteReplacement(base.group(1) + variant));
                 } else {
-                    text = text.replace("namespace: driver-alias\n", "namespace: " + namespace(variant) + "\n");
+                    text = text.replace("namespace: driver-alias\n", "namespace: " + Manifests.namespaceOf(variant) + "\n");
                 }
                 Files.writeString(overlay.resolve(block.group(1)), text);
                 files++;
@@ -62,25 +62,52 @@ final class DocumentedOverlay {
      * {@code variant}'s namespace: a file the page tells the reader to add to an overlay.
      */
     static String patch(String doc, String name, String variant) {
-        Matcher block = Pattern.compile("<!-- patch " + Pattern.quote(name) + " -->\\s*\\n```\\w*\\n(.*?)\\n```",
-                Pattern.DOTALL).matcher(RepoFiles.read(doc));
-        if (!block.find()) {
-            throw new AssertionError(doc + " has no <!-- patch " + name + " --> block");
-        }
-        return block.group(1).replace("namespace: driver-alias\n", "namespace: " + namespace(variant) + "\n") + "\n";
+        return block(doc, "patch", name).replace("namespace: driver-alias\n",
+                "namespace: " + Manifests.namespaceOf(variant) + "\n") + "\n";
     }
 
-    private static String namespace(String variant) {
-        return variant.equals("overlays/namespace") ? "gpu-system" : "driver-alias";
+    /**
+     * Writes the page's {@code <!-- patch NAME -->} into {@code overlay} and lists it under the
+     * overlay's {@code patches:}, as the page tells its reader to.
+     */
+    static void addPatch(Path overlay, String doc, String name, String variant) {
+        try {
+            Files.writeString(overlay.resolve(name), patch(doc, name, variant));
+            Path kustomization = overlay.resolve("kustomization.yaml");
+            String text = Files.readString(kustomization);
+            if (!text.contains("\npatches:\n")) {
+                throw new AssertionError(doc + ": the overlay in " + overlay + " has no patches: to add " + name + " to");
+            }
+            Files.writeString(kustomization, text.replace("\npatches:\n", "\npatches:\n  - path: " + name + "\n"));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    /** The fenced block after {@code <!-- values NAME -->} in {@code doc}: the Helm values the page gives. */
+    static String values(String doc, String name) {
+        return block(doc, "values", name) + "\n";
+    }
+
+    private static String block(String doc, String kind, String name) {
+        Matcher block = Pattern.compile("<!-- " + kind + " " + Pattern.quote(name) + " -->\\s*\\n```\\w*\\n(.*?)\\n```",
+                Pattern.DOTALL).matcher(RepoFiles.read(doc));
+        if (!block.find()) {
+            throw new AssertionError(doc + " has no <!-- " + kind + " " + name + " --> block");
+        }
+        return block.group(1);
     }
 
     /** {@code tmp/driver-alias-agent/k8s}, a copy of the checkout's, to change or build on. */
     static Path copyOfK8s(Path tmp) {
-        Path target = tmp.resolve("driver-alias-agent/k8s");
+        return copy(Manifests.directory(), tmp.resolve("driver-alias-agent/k8s"));
+    }
+
+    /** A directory of the checkout copied to {@code target}, unless a copy is there already. */
+    static Path copy(Path source, Path target) {
         if (Files.isDirectory(target)) {
             return target;
         }
-        Path source = Manifests.directory();
         try (Stream<Path> files = Files.walk(source)) {
             for (Path file : files.toList()) {
                 Path copy = target.resolve(source.relativize(file).toString());

@@ -18,7 +18,8 @@ import java.util.Set;
 
 /**
  * The install manifests in {@code k8s/}, read the way the tests need them: one file as it is,
- * or a whole variant (the base or an overlay) as {@code kubectl kustomize} renders it.
+ * or a whole variant (the base or an overlay) as {@code kubectl kustomize} renders it, or its
+ * twin from the Helm chart as {@code helm template} renders it.
  */
 final class Manifests {
 
@@ -26,12 +27,30 @@ final class Manifests {
     static final List<String> VARIANTS = List.of(
             "base", "overlays/prometheus-operator", "overlays/kube-prometheus-stack", "overlays/namespace");
 
+    /** The prefix of a chart install: {@code chart/<variant>} is the Helm chart's twin of that variant ({@link HelmChart}). */
+    static final String CHART = "chart/";
+
+    /** Every way to install the agent: each kustomize variant, and the Helm chart with that variant's documented values. */
+    static final List<String> INSTALLS = java.util.stream.Stream.concat(VARIANTS.stream(),
+            VARIANTS.stream().map(v -> CHART + v)).toList();
+
     /**
-     * The kustomization that creates a variant's namespace, apart from the variant itself
-     * ({@code kubectl apply -k} it first; {@code kubectl delete -k} of the variant leaves it).
+     * The kustomization that creates an install's namespace, apart from the install itself
+     * ({@code kubectl apply -k} it first; {@code kubectl delete -k} or {@code helm uninstall}
+     * leaves it).
      */
-    static String namespaceKustomization(String variant) {
-        return variant.equals("overlays/namespace") ? "overlays/namespace/create-namespace" : "namespace";
+    static String namespaceKustomization(String install) {
+        return variantOf(install).equals("overlays/namespace") ? "overlays/namespace/create-namespace" : "namespace";
+    }
+
+    /** The namespace an install puts the agent in. */
+    static String namespaceOf(String install) {
+        return variantOf(install).equals("overlays/namespace") ? "gpu-system" : "driver-alias";
+    }
+
+    /** The kustomize variant of an install: itself, or the one a chart install is the twin of. */
+    static String variantOf(String install) {
+        return install.startsWith(CHART) ? HelmChart.kustomizeTwin(install) : install;
     }
 
     static final KubernetesSerialization SERIALIZATION = new KubernetesSerialization();
@@ -63,16 +82,24 @@ final class Manifests {
         return (List<String>) kustomization(variant).get("resources");
     }
 
-    /** A variant as {@code kubectl apply -k} would send it, typed by fabric8. */
-    static List<HasMetadata> render(String variant) {
-        return render(directory().resolve(variant));
+    /**
+     * An install as {@code kubectl apply -k} (a variant) or {@code helm install} (a chart install)
+     * would send it, typed by fabric8.
+     */
+    static List<HasMetadata> render(String install) {
+        return install.startsWith(CHART) ? HelmChart.render(install) : render(directory().resolve(install));
     }
 
     /** Any kustomization directory (an overlay of one's own, a changed copy), rendered and typed. */
     static List<HasMetadata> render(Path kustomization) {
+        return parse(Kustomize.build(kustomization));
+    }
+
+    /** A YAML stream of objects, typed; documents with nothing but comments (helm's) are none. */
+    static List<HasMetadata> parse(String yaml) {
         List<HasMetadata> resources = new ArrayList<>();
-        for (String document : Kustomize.build(kustomization).split("(?m)^---\\s*$")) {
-            if (!document.isBlank()) {
+        for (String document : yaml.split("(?m)^---\\s*$")) {
+            if (!document.replaceAll("(?m)^#.*$", "").isBlank()) {
                 resources.add(SERIALIZATION.unmarshal(document));
             }
         }

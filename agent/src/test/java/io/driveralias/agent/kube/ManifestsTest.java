@@ -25,12 +25,13 @@ import org.junit.jupiter.params.provider.FieldSource;
 
 /**
  * Every variant {@code kubectl apply -k k8s/<variant>} applies, rendered by the real
- * {@code kubectl kustomize}, parses into what it claims to be and hangs together: names,
+ * {@code kubectl kustomize}, and its twin from the Helm chart, rendered by the real
+ * {@code helm template}, parses into what it claims to be and hangs together: names,
  * namespaces, selectors and the scrape settings the alerts rely on.
  */
 class ManifestsTest {
 
-    static final List<String> VARIANTS = Manifests.VARIANTS;
+    static final List<String> INSTALLS = Manifests.INSTALLS;
 
     /** What each kind must parse into; a kind not listed here is not expected in any variant. */
     private static final Map<String, Class<? extends HasMetadata>> TYPES = Map.of(
@@ -49,11 +50,6 @@ class ManifestsTest {
             "ResourceQuota", "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "DaemonSet", "Service", "ConfigMap");
     private static final Set<String> OPERATOR = Set.of("ServiceMonitor", "PrometheusRule");
 
-    /** The namespace each variant installs into. */
-    private static String namespaceOf(String variant) {
-        return variant.equals("overlays/namespace") ? "gpu-system" : "driver-alias";
-    }
-
     private static Set<String> kinds(List<HasMetadata> rendered) {
         return rendered.stream().map(HasMetadata::getKind).collect(Collectors.toSet());
     }
@@ -68,15 +64,18 @@ class ManifestsTest {
         assertThat(resources).isSorted();
     }
 
-    @Test
-    void eachVariantHoldsWhatItsNameSays() {
-        assertThat(kinds(Manifests.render("base"))).isEqualTo(BASE);
-        assertThat(kinds(Manifests.render("overlays/prometheus-operator")))
-                .containsExactlyInAnyOrderElementsOf(union(BASE, OPERATOR));
-        assertThat(kinds(Manifests.render("overlays/kube-prometheus-stack")))
-                .containsExactlyInAnyOrderElementsOf(union(BASE, OPERATOR, Set.of("NetworkPolicy")));
-        assertThat(kinds(Manifests.render("overlays/namespace")))
-                .containsExactlyInAnyOrderElementsOf(union(BASE, OPERATOR));
+    /** What each variant adds to the base, in kustomize and in the chart alike. */
+    private static final Map<String, Set<String>> KINDS = Map.of(
+            "base", BASE,
+            "overlays/prometheus-operator", union(BASE, OPERATOR),
+            "overlays/kube-prometheus-stack", union(BASE, OPERATOR, Set.of("NetworkPolicy")),
+            "overlays/namespace", union(BASE, OPERATOR));
+
+    @ParameterizedTest
+    @FieldSource("INSTALLS")
+    void eachVariantHoldsWhatItsNameSays(String install) {
+        assertThat(kinds(Manifests.render(install))).containsExactlyInAnyOrderElementsOf(
+                KINDS.get(Manifests.variantOf(install)));
     }
 
     @SafeVarargs
@@ -85,7 +84,7 @@ class ManifestsTest {
     }
 
     @ParameterizedTest
-    @FieldSource("VARIANTS")
+    @FieldSource("INSTALLS")
     void everyRenderedObjectParsesIntoItsTypeWithNoUnknownField(String variant) {
         List<HasMetadata> rendered = Manifests.render(variant);
 
@@ -104,10 +103,10 @@ class ManifestsTest {
     }
 
     @ParameterizedTest
-    @FieldSource("VARIANTS")
+    @FieldSource("INSTALLS")
     void everyNamespacedObjectAndTheServiceAccountSubjectLiveInTheVariantsNamespace(String variant) {
         List<HasMetadata> rendered = Manifests.render(variant);
-        String namespace = namespaceOf(variant);
+        String namespace = Manifests.namespaceOf(variant);
 
         for (HasMetadata resource : rendered) {
             boolean clusterScoped = Set.of("ClusterRole", "ClusterRoleBinding").contains(resource.getKind());
@@ -130,11 +129,12 @@ class ManifestsTest {
     }
 
     /**
-     * {@code kubectl delete -k k8s/<variant>} deletes what the variant renders: no variant renders
-     * a Namespace, so none can delete one it did not create (and everything else living there).
+     * {@code kubectl delete -k k8s/<variant>} and {@code helm uninstall} delete what the install
+     * renders: none renders a Namespace, so none can delete one it did not create (and everything
+     * else living there).
      */
     @ParameterizedTest
-    @FieldSource("VARIANTS")
+    @FieldSource("INSTALLS")
     void noVariantCreatesOrDeletesANamespace(String variant) {
         assertThat(kinds(Manifests.render(variant))).doesNotContain("Namespace");
     }
@@ -145,13 +145,13 @@ class ManifestsTest {
      * DaemonSet's pods in.
      */
     @ParameterizedTest
-    @FieldSource("VARIANTS")
+    @FieldSource("INSTALLS")
     void eachVariantsNamespaceIsItsOwnKustomization(String variant) {
         List<HasMetadata> rendered = Manifests.render(Manifests.namespaceKustomization(variant));
 
         assertThat(rendered).singleElement().isInstanceOf(Namespace.class);
         Namespace namespace = (Namespace) rendered.getFirst();
-        assertThat(namespace.getMetadata().getName()).isEqualTo(namespaceOf(variant));
+        assertThat(namespace.getMetadata().getName()).isEqualTo(Manifests.namespaceOf(variant));
         assertThat(namespace.getMetadata().getLabels())
                 .containsEntry("pod-security.kubernetes.io/enforce", "privileged")
                 .containsEntry("pod-security.kubernetes.io/warn", "privileged")
@@ -160,7 +160,7 @@ class ManifestsTest {
     }
 
     @ParameterizedTest
-    @FieldSource("VARIANTS")
+    @FieldSource("INSTALLS")
     void theServiceExposesPort9470AsMetricsAndKeepsUnreadyAgentsScraped(String variant) {
         List<HasMetadata> rendered = Manifests.render(variant);
         Service service = Manifests.only(rendered, "Service", Service.class);
@@ -182,11 +182,11 @@ class ManifestsTest {
      * relabeled in, and no namespaceSelector that would miss an agent moved by an overlay.
      */
     @ParameterizedTest
-    @FieldSource("VARIANTS")
+    @FieldSource("INSTALLS")
     void theServiceMonitorHonorsTheAgentsLabelsAndFollowsItsNamespace(String variant) {
         List<HasMetadata> rendered = Manifests.render(variant);
         if (!kinds(rendered).contains("ServiceMonitor")) {
-            assertThat(variant).isEqualTo("base");
+            assertThat(Manifests.variantOf(variant)).isEqualTo("base");
             return;
         }
         GenericKubernetesResource monitor = Manifests.only(rendered, "ServiceMonitor", GenericKubernetesResource.class);
@@ -209,9 +209,13 @@ class ManifestsTest {
         });
     }
 
-    @Test
-    void kubePrometheusStackSelectsTheMonitorAndTheRulesByRelease() {
-        List<HasMetadata> rendered = Manifests.render("overlays/kube-prometheus-stack");
+    static final List<String> KUBE_PROMETHEUS_STACK = List.of(
+            "overlays/kube-prometheus-stack", Manifests.CHART + "overlays/kube-prometheus-stack");
+
+    @ParameterizedTest
+    @FieldSource("KUBE_PROMETHEUS_STACK")
+    void kubePrometheusStackSelectsTheMonitorAndTheRulesByRelease(String install) {
+        List<HasMetadata> rendered = Manifests.render(install);
 
         for (String kind : OPERATOR) {
             assertThat(Manifests.only(rendered, kind, GenericKubernetesResource.class).getMetadata().getLabels())
@@ -225,9 +229,10 @@ class ManifestsTest {
     }
 
     /** Ingress to the agent from Prometheus' namespace, on the metrics port, and from nothing else. */
-    @Test
-    void theNetworkPolicyAdmitsOnlyTheScrapeOnTheMetricsPort() {
-        List<HasMetadata> rendered = Manifests.render("overlays/kube-prometheus-stack");
+    @ParameterizedTest
+    @FieldSource("KUBE_PROMETHEUS_STACK")
+    void theNetworkPolicyAdmitsOnlyTheScrapeOnTheMetricsPort(String install) {
+        List<HasMetadata> rendered = Manifests.render(install);
         NetworkPolicy policy = Manifests.only(rendered, "NetworkPolicy", NetworkPolicy.class);
         DaemonSet daemonSet = Manifests.only(rendered, "DaemonSet", DaemonSet.class);
 

@@ -17,7 +17,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.FieldSource;
 
 /**
- * Where the DaemonSet of each rendered variant runs: on GPU nodes labelled by GPU Feature
+ * Where the DaemonSet of each rendered install (kustomize's variants, the chart's twins) runs: on GPU nodes labelled by GPU Feature
  * Discovery, by Node Feature Discovery or by their cloud provider (any one is enough), whatever
  * they are tainted with, and nowhere else. A cluster with neither label gets no agent: the README's one-line
  * {@code kubectl label node} gives a node the GFD label.
@@ -25,6 +25,7 @@ import org.junit.jupiter.params.provider.FieldSource;
 class NodeSchedulingTest {
 
     static final List<String> VARIANTS = Manifests.VARIANTS;
+    static final List<String> INSTALLS = Manifests.INSTALLS;
 
     private static final String GFD = "nvidia.com/gpu.present";
     private static final String NFD = "feature.node.kubernetes.io/pci-10de.present";
@@ -49,13 +50,13 @@ class NodeSchedulingTest {
     }
 
     @ParameterizedTest
-    @FieldSource("VARIANTS")
+    @FieldSource("INSTALLS")
     void runsOnANodeWithOnlyTheNodeFeatureDiscoveryLabel(String variant) {
         assertThat(SchedulingPredicates.schedulable(pod(variant), node(Map.of(NFD, "true")))).isTrue();
     }
 
     @ParameterizedTest
-    @FieldSource("VARIANTS")
+    @FieldSource("INSTALLS")
     void runsOnANodeWithOnlyTheGpuFeatureDiscoveryLabel(String variant) {
         assertThat(SchedulingPredicates.schedulable(pod(variant), node(Map.of(GFD, "true")))).isTrue();
     }
@@ -69,7 +70,7 @@ class NodeSchedulingTest {
             Map.of("eks.amazonaws.com/instance-gpu-manufacturer", "nvidia"));
 
     @ParameterizedTest
-    @FieldSource("VARIANTS")
+    @FieldSource("INSTALLS")
     void runsOnANodeWithOnlyItsCloudProvidersGpuLabel(String variant) {
         PodSpec pod = pod(variant);
         for (Map<String, String> labels : PROVIDER_LABELS) {
@@ -111,7 +112,7 @@ class NodeSchedulingTest {
             taint("CriticalAddonsOnly", "true", "NoSchedule"));
 
     @ParameterizedTest
-    @FieldSource("VARIANTS")
+    @FieldSource("INSTALLS")
     void runsOnAGpuNodeWhateverItIsTaintedWith(String variant) {
         PodSpec pod = pod(variant);
         for (Taint taint : GPU_NODE_TAINTS) {
@@ -122,7 +123,7 @@ class NodeSchedulingTest {
     }
 
     @ParameterizedTest
-    @FieldSource("VARIANTS")
+    @FieldSource("INSTALLS")
     void runsNowhereElse(String variant) {
         PodSpec pod = pod(variant);
         assertThat(SchedulingPredicates.schedulable(pod, node(Map.of()))).as("no label").isFalse();

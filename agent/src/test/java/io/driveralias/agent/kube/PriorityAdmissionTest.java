@@ -9,7 +9,6 @@ import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.ResourceQuota;
 import io.fabric8.kubernetes.api.model.ScopedResourceSelectorRequirement;
 import io.fabric8.kubernetes.api.model.apps.DaemonSet;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashSet;
 import java.util.List;
@@ -32,6 +31,7 @@ import org.junit.jupiter.params.provider.FieldSource;
 class PriorityAdmissionTest {
 
     static final List<String> VARIANTS = Manifests.VARIANTS;
+    static final List<String> INSTALLS = Manifests.INSTALLS;
 
     private static final String DOC = "docs/kubernetes.md";
 
@@ -51,7 +51,7 @@ class PriorityAdmissionTest {
     }
 
     @ParameterizedTest
-    @FieldSource("VARIANTS")
+    @FieldSource("INSTALLS")
     void thePodsAreAdmittedWithTheShippedQuota(String variant) {
         List<HasMetadata> rendered = Manifests.render(variant);
         DaemonSet daemonSet = daemonSet(rendered);
@@ -65,7 +65,7 @@ class PriorityAdmissionTest {
     }
 
     @ParameterizedTest
-    @FieldSource("VARIANTS")
+    @FieldSource("INSTALLS")
     void theQuotaAdmitsAndNeverLimits(String variant) {
         List<HasMetadata> rendered = Manifests.render(variant);
         ResourceQuota quota = Manifests.only(rendered, "ResourceQuota", ResourceQuota.class);
@@ -97,11 +97,7 @@ class PriorityAdmissionTest {
         original.setPriorityClassName(pod.getPriorityClassName());
         assertThat(pod).isEqualTo(original);
 
-        Files.writeString(overlay.resolve("no-quota.yaml"), DocumentedOverlay.patch(DOC, "no-quota.yaml", variant));
-        String kustomization = Files.readString(overlay.resolve("kustomization.yaml"));
-        assertThat(kustomization).contains("  - path: priority.yaml\n");
-        Files.writeString(overlay.resolve("kustomization.yaml"),
-                kustomization.replace("  - path: priority.yaml\n", "  - path: priority.yaml\n  - path: no-quota.yaml\n"));
+        DocumentedOverlay.addPatch(overlay, DOC, "no-quota.yaml", variant);
         List<HasMetadata> withoutQuota = Manifests.render(overlay);
         assertThat(quotas(withoutQuota)).isEmpty();
         assertThat(withoutQuota).hasSize(rendered.size() - 1);

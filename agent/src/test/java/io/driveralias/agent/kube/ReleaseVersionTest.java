@@ -26,6 +26,7 @@ import org.junit.jupiter.params.provider.FieldSource;
 class ReleaseVersionTest {
 
     static final List<String> VARIANTS = Manifests.VARIANTS;
+    static final List<String> INSTALLS = Manifests.INSTALLS;
 
     private static final String VERSION = RepoFiles.projectVersion();
 
@@ -43,9 +44,21 @@ class ReleaseVersionTest {
     }
 
     @ParameterizedTest
-    @FieldSource("VARIANTS")
+    @FieldSource("INSTALLS")
     void everyVariantRunsTheImageTaggedWithThisVersion(String variant) {
         assertThat(image(Manifests.render(variant))).isEqualTo("driver-alias-agent:" + VERSION);
+    }
+
+    /**
+     * The chart is the release's: its version and appVersion are the pom's, so that a new release
+     * is a new chart and its image (the appVersion, unless image.tag says otherwise) the new one.
+     */
+    @Test
+    void theChartsVersionAndAppVersionAreThisRelease() {
+        String chart = RepoFiles.read("charts/driver-alias-agent/Chart.yaml");
+
+        assertThat(chart).containsPattern("(?m)^version: " + Pattern.quote(VERSION) + "$")
+                .containsPattern("(?m)^appVersion: \"" + Pattern.quote(VERSION) + "\"$");
     }
 
     /** What the Dockerfile's build line and the README use to tag the image. */

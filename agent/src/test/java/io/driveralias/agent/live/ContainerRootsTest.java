@@ -1,6 +1,7 @@
 package io.driveralias.agent.live;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.fs.PathResolver;
@@ -78,5 +79,39 @@ class ContainerRootsTest {
                 .isEqualTo(ContainerRoots.ProcessState.ENDED);
         assertThat(roots.processState(4646)).isEqualTo(ContainerRoots.ProcessState.NOT_VISIBLE);
         assertThat(roots.processState(0)).isEqualTo(ContainerRoots.ProcessState.NOT_VISIBLE);
+    }
+
+    /**
+     * Found: a process was tied to its container when its cgroup text merely contained the id. A
+     * short id ({@code init}, valid for {@code ctr}) matched pid 1's {@code /init.scope}, whose root
+     * is the host's. Only a whole path element names a container, and pid 1 is never one.
+     */
+    @Test
+    void aProcessWhoseCgroupOnlyContainsTheIdOrPidOneIsNeverTheContainers() throws Exception {
+        String shortId = "init";
+        Path host = Files.createDirectories(proc.resolve("1"));
+        Files.writeString(host.resolve("stat"), "1 (systemd) S 0 1 1 0");
+        Files.writeString(host.resolve("mountinfo"), "");
+        Files.createSymbolicLink(host.resolve("root"), Files.createDirectories(proc.resolve("host-root")));
+        Path impostor = Files.createDirectories(proc.resolve("777"));
+        Files.writeString(impostor.resolve("cgroup"), "1:name=systemd:/init.scope\n0::/init.scope\n");
+        Files.writeString(impostor.resolve("stat"), "777 (sh) S 1 1 1 0");
+        Files.writeString(impostor.resolve("mountinfo"), "");
+        Files.createSymbolicLink(impostor.resolve("root"), proc.resolve("host-root"));
+        Path pidOne = proc.resolve("1");
+        Files.writeString(pidOne.resolve("cgroup"), "0::/k8s.io/init\n");
+        ContainerRoots roots = new ContainerRoots(proc.toString(), PathResolver.detect(false));
+        ContainerInfo.Builder info = ContainerInfo.builder(shortId).name("/x").image("img").running(true)
+                .startedAt(Optional.of(Instant.EPOCH)).storage("overlay2");
+
+        // Refused, the process leaves the runtime's merged directory, which this container lacks: no root at all.
+        assertThatThrownBy(() -> roots.open(info.pid(777).build(), () -> { }).close()).as("init.scope does not name init")
+                .isInstanceOf(io.driveralias.agent.fs.ErrnoException.class);
+        assertThatThrownBy(() -> roots.open(info.pid(1).build(), () -> { }).close()).as("pid 1, whatever its cgroup says")
+                .isInstanceOf(io.driveralias.agent.fs.ErrnoException.class);
+        Files.writeString(impostor.resolve("cgroup"), "0::/k8s.io/init\n");
+        try (OpenedContainer opened = roots.open(info.pid(777).build(), () -> { })) {
+            assertThat(opened.via()).as("a whole element names it").isEqualTo("proc");
+        }
     }
 }

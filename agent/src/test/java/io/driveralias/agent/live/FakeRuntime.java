@@ -163,8 +163,35 @@ final class FakeRuntime implements ContainerRuntime {
         return containers.values().stream().anyMatch(c -> podUid.equals(c.labels().get("io.kubernetes.pod.uid")));
     }
 
+    /** Lists wait on this latch (outside the fake's lock) until a test opens it: a reconcile held in its list. */
+    private volatile java.util.concurrent.CountDownLatch listGate = new java.util.concurrent.CountDownLatch(0);
+    private final java.util.concurrent.atomic.AtomicInteger listsWaiting = new java.util.concurrent.atomic.AtomicInteger();
+
+    /** From now, every list waits until the returned latch is counted down. */
+    java.util.concurrent.CountDownLatch holdLists() {
+        listGate = new java.util.concurrent.CountDownLatch(1);
+        return listGate;
+    }
+
+    int listsWaiting() {
+        return listsWaiting.get();
+    }
+
     @Override
-    public synchronized List<String> runningContainerIds() throws ContainerRuntimeException {
+    public List<String> runningContainerIds() throws ContainerRuntimeException {
+        listsWaiting.incrementAndGet();
+        try {
+            listGate.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new ContainerRuntimeException("interrupted");
+        } finally {
+            listsWaiting.decrementAndGet();
+        }
+        return list();
+    }
+
+    private synchronized List<String> list() throws ContainerRuntimeException {
         requireReachable();
         lists++;
         return containers.values().stream().filter(ContainerInfo::running).map(ContainerInfo::id)

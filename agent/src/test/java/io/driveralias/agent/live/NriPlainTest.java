@@ -6,8 +6,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.kube.PodEvents;
+import io.driveralias.agent.nri.FakeNriRuntime;
 import io.driveralias.agent.nri.NriContainer;
+import io.driveralias.agent.nri.NriInputs;
+import io.driveralias.agent.nri.NriPlugin;
+import io.driveralias.agent.nri.NriSync;
+import io.driveralias.agent.testing.nri.Container;
+import io.driveralias.agent.testing.nri.CreateContainerRequest;
+import io.driveralias.agent.testing.nri.PodSandbox;
 import io.driveralias.agent.nri.NriPod;
+import io.driveralias.agent.nri.NriRuntimeInfo;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -53,8 +61,9 @@ class NriPlainTest {
                 Duration.ofSeconds(2), new Agent.Tuning(100, Duration.ZERO, 0, Duration.ofMillis(20)), Optional.empty());
         agent.start();
         await("ready", WAIT, agent::ready);
-        nri = new NriStarts(agent, "containerd", Set.of(), path -> false, Clock.systemUTC(), pid -> Optional.of(STARTED));
-        nri.connected("containerd", "v2.1.9", Duration.ofSeconds(2));
+        nri = new NriStarts(agent, "containerd", Set.of(), new NriStarts.DriverPaths(path -> false, path -> false), Clock.systemUTC(),
+                pid -> Optional.of(STARTED), Optional.empty());
+        nri.connected(new NriRuntimeInfo("containerd", "v2.1.9", "", Duration.ofSeconds(2)));
     }
 
     @AfterEach
@@ -63,7 +72,7 @@ class NriPlainTest {
     }
 
     private static NriContainer nriContainer(String id, int pid, List<String> nvidiaEnv) {
-        return new NriContainer(id, "s", "main", NriContainer.State.CREATED, pid, Map.of(), Map.of(), nvidiaEnv, List.of(), false, 0,
+        return new NriContainer(id, "s", "main", "", NriContainer.State.CREATED, pid, Map.of(), Map.of(), nvidiaEnv, List.of(), false, false, 0,
                 false);
     }
 
@@ -146,7 +155,7 @@ class NriPlainTest {
         assertThat(containerd.inspects(announced.id())).isPositive();
 
         // Back: announced, then the connection lost before its start: the reconcile after Synchronize finds it.
-        nri.connected("containerd", "v2.1.9", Duration.ofSeconds(2));
+        nri.connected(new NriRuntimeInfo("containerd", "v2.1.9", "", Duration.ofSeconds(2)));
         ContainerInfo lost = plainContainer();
         nri.createContainer(POD, nriContainer(lost.id(), 0, List.of()));
         containerd.emit(lost.id(), "task-create", "");
@@ -155,5 +164,70 @@ class NriPlainTest {
         nri.disconnected("dropped after a timeout");
         agent.reconcile(false);
         await("found by the reconcile", WAIT, () -> containerd.inspects(lost.id()) > 0 && metrics.examined().size() == 2);
+    }
+
+    /** Found: every Synchronize queued a full reconcile of its own, on an unbounded queue. */
+    @Test
+    void aRuntimeThatSynchronizesInALoopCostsOneReconcileAtATime() throws Exception {
+        int before = containerd.lists();
+        java.util.concurrent.CountDownLatch gate = containerd.holdLists();
+        NriSync last = new NriSync(List.of(), List.of(), true, 0);
+        nri.synchronize(last);
+        await("a reconcile held in its list", WAIT, () -> containerd.listsWaiting() == 1);
+
+        for (int i = 0; i < 20_000; i++) {
+            nri.synchronize(last);
+        }
+        gate.countDown();
+
+        await("the one queued meanwhile ran", WAIT, () -> containerd.lists() - before >= 2);
+        Thread.sleep(500);
+        assertThat(containerd.lists() - before).as("the one running, and one for all that came during it").isEqualTo(2);
+    }
+
+    /** Found: container ids of 4 KiB keyed the agent's bookkeeping (4,096 + 16,384 entries) until the shipped heap ran out. */
+    @Test
+    void containersNamedByKilobytesOfTextAreAnsweredAtOnceAndKeptNowhere() throws Exception {
+        try (FakeNriRuntime runtime = new FakeNriRuntime(dir.resolve("nri.sock"))) {
+            NriPlugin plugin = new NriPlugin(dir.resolve("nri.sock"), nri, Duration.ofMillis(500), 2);
+            plugin.start();
+            try {
+                FakeNriRuntime.Peer peer = runtime.acceptConfigured(WAIT, 2000);
+                PodSandbox pod = NriInputs.pod("p");
+                String firstId = null;
+                long slowest = 0;
+                for (int i = 0; i < 3000; i++) {
+                    String id = (i + "x").repeat(4096 / (i + "x").length());
+                    firstId = firstId == null ? id : firstId;
+                    Container c = NriInputs.plainContainer(id, pod, 0).build();
+                    assertThat(peer.call("CreateContainer", CreateContainerRequest.newBuilder().setPod(pod).setContainer(c).build(), WAIT)
+                            .ok()).isTrue();
+                    FakeNriRuntime.Reply start = peer.startContainerDedicated(pod, c.toBuilder().setPid(4242).build(), WAIT);
+                    assertThat(start.ok()).isTrue();
+                    slowest = Math.max(slowest, start.nanos());
+                }
+                System.out.printf("[nri-plain] 3,000 containers with 4 KiB ids: slowest StartContainer answer %.1f ms%n", slowest / 1e6);
+                Thread.sleep(300);
+                assertThat(metrics.examined()).as("none counted: none was kept").isEmpty();
+                assertThat(agent.nriPlain().leftToNri(new RepairQueue.Key("containerd", firstId))).isFalse();
+            } finally {
+                plugin.close();
+            }
+        }
+    }
+
+    /** Found (info): a start without a process for a container its create called plain was never examined. */
+    @Test
+    void aStartThatShowsAGpuAskWithoutAProcessIsTheEventPaths() throws Exception {
+        ContainerInfo c = fixtures.gpuContainer(ContainerFixtures.newId(), Instant.now());
+        containerd.put(c);
+        nri.createContainer(POD, nriContainer(c.id(), 0, List.of()));
+
+        NriContainer start = nriContainer(c.id(), 0, List.of("NVIDIA_VISIBLE_DEVICES=all"));
+        assertThat(nri.wantsStart(POD, start)).as("nothing to open without a process").isFalse();
+        nri.answeredAtOnce(POD, start);
+
+        await("repaired through the event path", WAIT, () -> metrics.examined().contains(ContainerOutcome.REPAIRED));
+        assertThat(agent.nriPlain().leftToNri(new RepairQueue.Key("containerd", c.id()))).isFalse();
     }
 }

@@ -20,7 +20,7 @@ public final class FakeNriHandler implements NriHandler {
             NotServed {
     }
 
-    public record Connected(String runtimeName, String runtimeVersion, Duration requestTimeout) implements Event {
+    public record Connected(NriRuntimeInfo runtime) implements Event {
     }
 
     public record Disconnected(String why) implements Event {
@@ -65,6 +65,20 @@ public final class FakeNriHandler implements NriHandler {
     private volatile java.util.function.Consumer<NriContainer> onCreate = container -> { };
     private volatile java.util.function.Predicate<NriContainer> wantsStart = container -> true;
     private volatile AfterAnswer onAnsweredAtOnce = container -> { };
+    private volatile java.util.function.Consumer<NriRuntimeInfo> onConnected = runtime -> { };
+    private volatile java.util.function.Consumer<NriSync> onSynchronize = part -> { };
+
+    /** What {@code connected} does first (on the reading thread): a test makes it throw. */
+    public FakeNriHandler onConnected(java.util.function.Consumer<NriRuntimeInfo> behaviour) {
+        this.onConnected = behaviour;
+        return this;
+    }
+
+    /** What {@code synchronize} does first (on the reading thread). */
+    public FakeNriHandler onSynchronize(java.util.function.Consumer<NriSync> behaviour) {
+        this.onSynchronize = behaviour;
+        return this;
+    }
 
     /** What CreateContainer does (on the plugin's reading thread, while the runtime waits). */
     public FakeNriHandler onCreate(java.util.function.Consumer<NriContainer> behaviour) {
@@ -104,8 +118,9 @@ public final class FakeNriHandler implements NriHandler {
     }
 
     @Override
-    public void connected(String runtimeName, String runtimeVersion, Duration requestTimeout) {
-        events.add(new Connected(runtimeName, runtimeVersion, requestTimeout));
+    public void connected(NriRuntimeInfo runtime) {
+        onConnected.accept(runtime);
+        events.add(new Connected(runtime));
     }
 
     @Override
@@ -115,6 +130,7 @@ public final class FakeNriHandler implements NriHandler {
 
     @Override
     public void synchronize(NriSync part) {
+        onSynchronize.accept(part);
         events.add(new Synchronized(part));
     }
 

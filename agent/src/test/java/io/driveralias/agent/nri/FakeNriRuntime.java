@@ -9,6 +9,7 @@ import io.driveralias.agent.testing.nri.PodSandbox;
 import io.driveralias.agent.testing.nri.RegisterPluginRequest;
 import io.driveralias.agent.testing.nri.Request;
 import io.driveralias.agent.testing.nri.Response;
+import io.driveralias.agent.testing.nri.StartContainerRequest;
 import io.driveralias.agent.testing.nri.StateChangeEvent;
 import io.driveralias.agent.testing.nri.Status;
 import io.driveralias.agent.testing.nri.SynchronizeRequest;
@@ -167,8 +168,12 @@ public final class FakeNriRuntime implements AutoCloseable {
         }
 
         public Reply configure(String name, String version, long requestTimeoutMs) {
-            return call("Configure", ConfigureRequest.newBuilder().setRuntimeName(name).setRuntimeVersion(version)
-                    .setRegistrationTimeout(5000).setRequestTimeout(requestTimeoutMs).build(), Duration.ofSeconds(5));
+            return configure(ConfigureRequest.newBuilder().setRuntimeName(name).setRuntimeVersion(version)
+                    .setRegistrationTimeout(5000).setRequestTimeout(requestTimeoutMs).build());
+        }
+
+        public Reply configure(ConfigureRequest request) {
+            return call("Configure", request, Duration.ofSeconds(5));
         }
 
         public Reply synchronize(SynchronizeRequest request) {
@@ -178,6 +183,11 @@ public final class FakeNriRuntime implements AutoCloseable {
         public Reply startContainer(PodSandbox pod, Container container, Duration timeout) {
             return call("StateChange", StateChangeEvent.newBuilder().setEvent(START_CONTAINER).setPod(pod).setContainer(container)
                     .build(), timeout);
+        }
+
+        /** StartContainer as NRI 0.12 calls it: the dedicated method. */
+        public Reply startContainerDedicated(PodSandbox pod, Container container, Duration timeout) {
+            return call("StartContainer", StartContainerRequest.newBuilder().setPod(pod).setContainer(container).build(), timeout);
         }
 
         public CompletableFuture<Reply> startContainerAsync(PodSandbox pod, Container container) {

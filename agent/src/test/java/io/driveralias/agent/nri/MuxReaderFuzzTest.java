@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import io.driveralias.agent.testing.SeededCases;
+import io.driveralias.agent.testing.TrickleChannel;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -95,30 +96,7 @@ class MuxReaderFuzzTest {
 
     /** A socket that hands out at most a few bytes per read, as a busy one may. */
     static ReadableByteChannel trickle(byte[] bytes, SplittableRandom random) {
-        int most = SeededCases.oneOf(random, List.of(7, 4096, 100_000));
-        return new ReadableByteChannel() {
-            private int at;
-
-            @Override
-            public int read(ByteBuffer dst) {
-                if (at == bytes.length) {
-                    return -1;
-                }
-                int n = Math.min(Math.min(dst.remaining(), bytes.length - at), 1 + random.nextInt(most));
-                dst.put(bytes, at, n);
-                at += n;
-                return n;
-            }
-
-            @Override
-            public boolean isOpen() {
-                return true;
-            }
-
-            @Override
-            public void close() {
-            }
-        };
+        return new TrickleChannel(bytes, random);
     }
 
     /** The reader's buffers, given once and reused by every case, as the plugin reuses them for every connection. */

@@ -5,8 +5,10 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import com.google.protobuf.ByteString;
 import io.driveralias.agent.testing.SeededCases;
+import io.driveralias.agent.testing.nri.CDIDevice;
 import io.driveralias.agent.testing.nri.ConfigureRequest;
 import io.driveralias.agent.testing.nri.Container;
+import io.driveralias.agent.testing.nri.Image;
 import io.driveralias.agent.testing.nri.LinuxContainer;
 import io.driveralias.agent.testing.nri.LinuxDevice;
 import io.driveralias.agent.testing.nri.Mount;
@@ -47,6 +49,8 @@ class NriDecoderFuzzTest {
     private static final List<String> OPTIONS = List.of("ro", "rbind", "bind", "nosuid", "rprivate", "bindx");
     private static final List<String> DEVICES = List.of("/dev/nvidia0", "/dev/nvidiactl", "/dev/nvidia", "/dev/null", "/dev/nvidi",
             "/dev/nvidia-uvm");
+    private static final List<String> CDI_DEVICES = List.of("nvidia.com/gpu=0", "nvidia.com/mig=1:0", "vendor.com/fpga=0",
+            "nvidia.com", "nvidia.co/gpu=0", "");
     private static final long[] EXTREMES = {0, 1, 0x7f, 0x80, 0xff, 4096, 4097, 0x7fff_ffffL, 0xffff_ffffL, Long.MAX_VALUE, -1};
 
     static Stream<Long> seeds() {
@@ -81,8 +85,17 @@ class NriDecoderFuzzTest {
         return prefix + SeededCases.string(random, "abcdef-_./=", random.nextInt(4) == 0, Math.max(0, extra), Math.max(0, extra));
     }
 
+    /** An id: half of them by containerd's rules (64 hex digits, or a ctr name), the rest any text. */
+    private static String id(SplittableRandom random) {
+        return switch (random.nextInt(4)) {
+            case 0 -> SeededCases.string(random, "0123456789abcdef", false, 64, 64);
+            case 1 -> "job-" + random.nextInt(1000) + ".v" + random.nextInt(9);
+            default -> text(random, "");
+        };
+    }
+
     static Container container(SplittableRandom random) {
-        Container.Builder c = Container.newBuilder().setId(text(random, "")).setPodSandboxId(text(random, "")).setName(text(random, ""))
+        Container.Builder c = Container.newBuilder().setId(id(random)).setPodSandboxId(text(random, "")).setName(text(random, ""))
                 .setState(random.nextInt(7) - 1).setPid(random.nextInt(3) == 0 ? -1 : random.nextInt(1 << 22));
         for (int i = random.nextInt(12); i > 0; i--) {
             c.putLabels(text(random, SeededCases.oneOf(random, LABEL_KEYS)), text(random, ""));
@@ -114,6 +127,12 @@ class NriDecoderFuzzTest {
             }
             c.setLinux(linux);
         }
+        if (random.nextInt(3) == 0) {
+            c.setImage(Image.newBuilder().setName(text(random, "registry.example/")));
+        }
+        for (int i = random.nextInt(3); i > 0; i--) {
+            c.addCDIDevices(CDIDevice.newBuilder().setName(SeededCases.oneOf(random, CDI_DEVICES)));
+        }
         return c.build();
     }
 
@@ -129,15 +148,25 @@ class NriDecoderFuzzTest {
         return s.getBytes(StandardCharsets.UTF_8).length;
     }
 
+    /** What a kept string costs: its bytes when all ASCII, else twice its bytes (two bytes a character decoded). */
+    private static long cost(String s) {
+        return s.chars().allMatch(ch -> ch < 0x80) ? bytes(s) : 2L * bytes(s);
+    }
+
+    private static final java.util.regex.Pattern CONTAINER_ID = java.util.regex.Pattern.compile("[A-Za-z0-9]+([._-][A-Za-z0-9]+)*");
+
     /**
-     * What the decoder keeps of {@code c}, by its rules: identity fields kept unless over the string
-     * bound; labels, annotations, environment and bind mounts in the order they are on the wire, each
-     * kept string costing its bytes and 48, each entry 32 more, within the container's budget (an item
-     * that does not fit is left out and marks the record over its bounds; a later smaller one may fit).
+     * What the decoder keeps of {@code c}, by its rules: the id only if it is one by containerd's
+     * rules, other identity fields kept unless over the string bound; labels, annotations, environment
+     * and bind mounts in the order they are on the wire, each kept string costing its bytes (twice
+     * them unless all ASCII) and 48, each entry 32 more, within the container's budget (an item that
+     * does not fit is left out and marks the record over its bounds; a later smaller one may fit).
      */
     static NriContainer expected(Container c) {
         Reference r = new Reference();
-        String id = r.identity(c.getId());
+        // proto3 leaves an empty id off the wire: nothing to refuse.
+        String id = c.getId().isEmpty() || c.getId().length() <= 76 && CONTAINER_ID.matcher(c.getId()).matches() ? c.getId()
+                : r.invalid();
         String pod = r.identity(c.getPodSandboxId());
         String name = r.identity(c.getName());
         Map<String, String> labels = new LinkedHashMap<>();
@@ -166,9 +195,12 @@ class NriDecoderFuzzTest {
             }
         }
         boolean device = c.getLinux().getDevicesList().stream().anyMatch(d -> d.getPath().startsWith("/dev/nvidia"));
+        boolean cdi = c.getCDIDevicesList().stream().anyMatch(d -> d.getName().startsWith("nvidia.com/"));
         long pid = Integer.toUnsignedLong(c.getPid());
-        return new NriContainer(id, pod, name, c.getState() >= 0 && c.getState() <= 4 ? NriContainer.State.values()[c.getState()]
-                : NriContainer.State.UNKNOWN, pid <= Integer.MAX_VALUE ? (int) pid : 0, labels, annotations, env, mounts, device,
+        String image = c.hasImage() ? (bytes(c.getImage().getName()) > ObjectDecoder.MAX_STRING ? r.invalid() : c.getImage().getName())
+                : annotations.getOrDefault("io.kubernetes.cri.image-name", "");
+        return new NriContainer(id, pod, name, image, c.getState() >= 0 && c.getState() <= 4 ? NriContainer.State.values()[c.getState()]
+                : NriContainer.State.UNKNOWN, pid <= Integer.MAX_VALUE ? (int) pid : 0, labels, annotations, env, mounts, device, cdi,
                 r.truncated, r.overBounds);
     }
 
@@ -186,6 +218,11 @@ class NriDecoderFuzzTest {
             return s;
         }
 
+        String invalid() {
+            truncated++;
+            return "";
+        }
+
         boolean afford(long cost) {
             if (cost > budget) {
                 overBounds = true;
@@ -200,7 +237,7 @@ class NriDecoderFuzzTest {
                 truncated++;
                 return false;
             }
-            return afford(48 + bytes(s));
+            return afford(48 + cost(s));
         }
 
         void entry(String k, String v, boolean wanted, Map<String, String> into) {
@@ -209,7 +246,7 @@ class NriDecoderFuzzTest {
             }
             if (bytes(k) > ObjectDecoder.MAX_STRING || bytes(v) > ObjectDecoder.MAX_STRING) {
                 truncated++;
-            } else if (afford(32 + 96 + bytes(k) + bytes(v))) {
+            } else if (afford(32 + 96 + cost(k) + cost(v))) {
                 into.put(k, v);
             }
         }
@@ -227,6 +264,7 @@ class NriDecoderFuzzTest {
         assertThat(got.id()).isEqualTo(want.id());
         assertThat(got.podSandboxId()).isEqualTo(want.podSandboxId());
         assertThat(got.name()).isEqualTo(want.name());
+        assertThat(got.image()).isEqualTo(want.image());
         assertThat(got.state()).isEqualTo(want.state());
         assertThat(got.pid()).isEqualTo(want.pid());
         assertThat(got.labels()).isEqualTo(want.labels());
@@ -234,6 +272,7 @@ class NriDecoderFuzzTest {
         assertThat(got.nvidiaEnv()).isEqualTo(want.nvidiaEnv());
         assertThat(got.bindMounts()).isEqualTo(want.bindMounts());
         assertThat(got.nvidiaDevice()).isEqualTo(want.nvidiaDevice());
+        assertThat(got.nvidiaCdiDevice()).isEqualTo(want.nvidiaCdiDevice());
         assertThat(got.truncated()).isEqualTo(want.truncated());
         assertThat(got.overBounds()).isEqualTo(want.overBounds());
     }

@@ -3,7 +3,6 @@ package io.driveralias.agent.nri;
 import java.lang.management.BufferPoolMXBean;
 import java.lang.management.ManagementFactory;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -35,9 +34,9 @@ public final class NriHeapProbe {
         Deque<NriContainer> recent = new ArrayDeque<>();
         NriHandler handler = new NriHandler() {
             @Override
-            public void connected(String runtimeName, String runtimeVersion, Duration requestTimeout) {
+            public void connected(NriRuntimeInfo runtime) {
                 System.gc();
-                System.out.printf("connected %s %s heapAfterGcKiB=%d%n", runtimeName, runtimeVersion, used() / 1024);
+                System.out.printf("connected %s %s heapAfterGcKiB=%d%n", runtime.name(), runtime.version(), used() / 1024);
                 PEAK.set(used());
             }
 

@@ -55,7 +55,7 @@ class NriPluginIT {
     private ContainerdHarness containerd;
 
     static Stream<ContainerdVersion> releases() {
-        return Stream.of(ContainerdVersion.V1_7, ContainerdVersion.V2_1);
+        return ContainerdVersion.nriReleases();
     }
 
     @AfterEach
@@ -156,15 +156,16 @@ class NriPluginIT {
         long start = System.nanoTime();
         plugin.start();
 
-        Connected connected = handler.await(Connected.class, WAIT);
+        NriRuntimeInfo connected = handler.await(Connected.class, WAIT).runtime();
         long configured = System.nanoTime() - start;
         NriSync sync = synchronizedView(handler);
 
-        System.out.printf("[nri-it] containerd %s: registered and configured in %.1f ms; runtime %s %s, request timeout %d ms;"
-                + " Synchronize: %d pods, %d containers%n", containerd.version(), configured / 1e6, connected.runtimeName(),
-                connected.runtimeVersion(), connected.requestTimeout().toMillis(), sync.pods().size(), sync.containers().size());
-        assertThat(connected.runtimeName()).isEqualTo("containerd");
-        assertThat(connected.runtimeVersion()).contains(containerd.version());
+        System.out.printf("[nri-it] containerd %s: registered and configured in %.1f ms; runtime %s %s (NRI %s), request timeout"
+                + " %d ms; Synchronize: %d pods, %d containers%n", containerd.version(), configured / 1e6, connected.name(),
+                connected.version(), connected.nriVersion().isEmpty() ? "not said" : connected.nriVersion(),
+                connected.requestTimeout().toMillis(), sync.pods().size(), sync.containers().size());
+        assertThat(connected.name()).isEqualTo("containerd");
+        assertThat(connected.version()).contains(containerd.version());
         assertThat(connected.requestTimeout()).isEqualTo(Duration.ofSeconds(2));
         assertThat(plugin.connected()).isTrue();
     }
@@ -211,6 +212,14 @@ class NriPluginIT {
         assertThat(started.pod().uid()).isEqualTo(pod.pod().uid());
         assertThat(seen).containsEntry("busybox", "true").containsEntry("written", "yes");
         assertThat(out).startsWith("written-in-start-container " + id + "\n");
+        if (release == ContainerdVersion.V2_3) {
+            // NRI 0.12 called the dedicated StartContainer (the handler ran inside it), and had no reason to fall back.
+            String log = containerd.logTail(5000);
+            // containerd's log escapes the quotes: registered as \"50-driver-alias\" (with NRI version v0.12.0)
+            assertThat(log).contains("registered as \\\"" + NriPlugin.INDEX + "-" + NriPlugin.NAME + "\\\" (with NRI version "
+                    + NriSession.NRI_VERSION + ")");
+            assertThat(log).doesNotContain("uses deprecated StateChange").doesNotContain("does not implement a dedicated");
+        }
     }
 
     /**
@@ -411,6 +420,45 @@ class NriPluginIT {
         assertThat(plugin.connected()).isTrue();
         String next = run(pod("nri-after-restart"), "next", sh("sleep 3600"));
         assertThat(handler.await(Started.class, WAIT).container().id()).isEqualTo(next);
+    }
+
+    /**
+     * The opt-in guarantee: a pod that names the agent's plugin in NRI's
+     * {@code required-plugins.noderesource.dev} annotation is not created while the plugin is away
+     * (containerd 2.2+ with NRI's default validator on), and is once it is back; a pod without the
+     * annotation is never held. On 1.7 and 2.1 (no validator) the annotation changes nothing.
+     */
+    @ParameterizedTest(name = "containerd {0}")
+    @MethodSource("releases")
+    void aPodThatRequiresThePluginIsNotCreatedWhileItIsAway(ContainerdVersion release) {
+        containerd(release);
+        CriClient.Sandbox required = containerd.cri().runPodSandbox(CriClient.Pod.named("nri-required"), "",
+                Map.of("required-plugins.noderesource.dev/container.gpu", "[\"" + NriPlugin.NAME + "\"]"));
+        pods.add(required);
+        CriClient.Sandbox ordinary = pod("nri-not-required");
+
+        String plain = containerd.cri().createContainer(ordinary, "plain", image(), sh("sleep 3600"));
+        assertThat(plain).as("a pod without the annotation is never held").isNotEmpty();
+        String refusal = "";
+        try {
+            containerd.cri().createContainer(required, "gpu", image(), sh("sleep 3600"));
+        } catch (RuntimeException e) {
+            refusal = String.valueOf(e.getMessage());
+        }
+        System.out.printf("[nri-it] containerd %s, the plugin away: a pod requiring it by annotation %s%n", containerd.version(),
+                refusal.isEmpty() ? "was created (no validator)" : "was refused: " + refusal);
+        if (release == ContainerdVersion.V2_3) {
+            assertThat(refusal).contains("required plugin \"" + NriPlugin.NAME + "\" not present");
+        } else {
+            assertThat(refusal).as("no validator before NRI 0.10").isEmpty();
+            return;
+        }
+
+        FakeNriHandler handler = new FakeNriHandler();
+        connect(handler, StartDeadline.DEFAULT_BUDGET);
+        String id = containerd.cri().createContainer(required, "gpu", image(), sh("sleep 3600"));
+        containerd.cri().startContainer(id);
+        assertThat(handler.await(Started.class, WAIT).container().id()).isEqualTo(id);
     }
 
     @ParameterizedTest(name = "containerd {0}")

@@ -10,12 +10,14 @@ import io.driveralias.agent.nri.FakeNriHandler.Synchronized;
 import io.driveralias.agent.nri.FakeNriRuntime.Peer;
 import io.driveralias.agent.nri.FakeNriRuntime.Reply;
 import io.driveralias.agent.testing.Timing;
+import io.driveralias.agent.testing.nri.ConfigureRequest;
 import io.driveralias.agent.testing.nri.ConfigureResponse;
 import io.driveralias.agent.testing.nri.Container;
 import io.driveralias.agent.testing.nri.CreateContainerRequest;
 import io.driveralias.agent.testing.nri.Empty;
 import io.driveralias.agent.testing.nri.PodSandbox;
 import io.driveralias.agent.testing.nri.RegisterPluginRequest;
+import io.driveralias.agent.testing.nri.StartContainerRequest;
 import io.driveralias.agent.testing.nri.StateChangeEvent;
 import io.driveralias.agent.testing.nri.SynchronizeRequest;
 import io.driveralias.agent.testing.nri.SynchronizeResponse;
@@ -87,7 +89,8 @@ class NriPluginTest {
         assertThat(configured.ok()).isTrue();
         assertThat(configured.as(ConfigureResponse.parser()).getEvents()).as("CreateContainer (4) and StartContainer (6)")
                 .isEqualTo(0x28);
-        assertThat(handler.await(Connected.class, WAIT)).isEqualTo(new Connected("containerd", "v2.1.9", Duration.ofSeconds(2)));
+        assertThat(handler.await(Connected.class, WAIT).runtime())
+                .isEqualTo(new NriRuntimeInfo("containerd", "v2.1.9", "", Duration.ofSeconds(2)));
         assertThat(plugin.connected()).isTrue();
 
         Reply first = peer.synchronize(SynchronizeRequest.newBuilder().addPods(POD)
@@ -292,21 +295,213 @@ class NriPluginTest {
     }
 
     @Test
-    void everythingElseIsAnEmptySuccessAndReachesNoHandler() throws Exception {
+    void otherStateChangesAreAnEmptySuccessAndReachNoHandler() throws Exception {
         Peer peer = configured(Duration.ofMillis(500), 2);
 
         Container container = NriInputs.gpuContainer("c1", POD, 1).build();
         Reply stop = peer.call("StateChange", StateChangeEvent.newBuilder().setEvent(10).setPod(POD).setContainer(container).build(),
                 WAIT);
         Reply startWithoutContainer = peer.call("StateChange", StateChangeEvent.newBuilder().setEvent(6).setPod(POD).build(), WAIT);
-        Reply unknown = FakeNriRuntime.Peer.await(peer.send("some.Other", "Thing", new byte[] {1, 2, 3}, 0), WAIT);
+        Reply dedicatedWithoutContainer = peer.call("StartContainer", StartContainerRequest.newBuilder().setPod(POD).build(), WAIT);
         Reply shutdown = peer.call("Shutdown", Empty.getDefaultInstance(), WAIT);
 
-        for (Reply r : new Reply[] {stop, startWithoutContainer, unknown, shutdown}) {
+        for (Reply r : new Reply[] {stop, startWithoutContainer, dedicatedWithoutContainer, shutdown}) {
             assertThat(r.ok()).isTrue();
             assertThat(r.payload()).isEmpty();
         }
         assertThat(handler.drain(Duration.ofMillis(200))).isEmpty();
+    }
+
+    /**
+     * NRI 0.12 takes an empty success to a dedicated call for the event handled: every method the
+     * plugin does not implement gets ttrpc's Unimplemented (12), worded as ttrpc's server words it.
+     */
+    @Test
+    void everyMethodThePluginDoesNotImplementIsAnsweredUnimplemented() throws Exception {
+        Peer peer = configured(Duration.ofMillis(500), 2);
+        byte[] start = StartContainerRequest.newBuilder().setPod(POD).setContainer(NriInputs.gpuContainer("c1", POD, 1)).build()
+                .toByteArray();
+
+        for (String method : java.util.List.of("RunPodSandbox", "UpdatePodSandbox", "PostUpdatePodSandbox", "StopPodSandbox",
+                "RemovePodSandbox", "PostCreateContainer", "PostStartContainer", "UpdateContainer", "PostUpdateContainer",
+                "StopContainer", "RemoveContainer", "ValidateContainerAdjustment", "SomethingNew", "startContainer")) {
+            Reply reply = FakeNriRuntime.Peer.await(peer.send(FakeNriRuntime.PLUGIN, method, start, 0), WAIT);
+            assertThat(reply.code()).as(method).isEqualTo(PluginMessages.UNIMPLEMENTED);
+            assertThat(reply.message()).isEqualTo("method " + method);
+            assertThat(reply.payload()).isEmpty();
+        }
+        Reply otherService = FakeNriRuntime.Peer.await(peer.send("some.Other", "Thing", new byte[] {1, 2, 3}, 0), WAIT);
+        assertThat(otherService.code()).isEqualTo(PluginMessages.UNIMPLEMENTED);
+        assertThat(otherService.message()).isEqualTo("service some.Other");
+        assertThat(handler.drain(Duration.ofMillis(200))).isEmpty();
+        assertThat(peer.startContainerDedicated(POD, NriInputs.gpuContainer("after", POD, 2).build(), WAIT).ok())
+                .as("the session goes on").isTrue();
+    }
+
+    @Test
+    void theDedicatedStartContainerOfNri012IsServedAsItsStateChangeForm() {
+        Peer peer = configured(Duration.ofMillis(500), 2);
+
+        Reply reply = peer.startContainerDedicated(POD, NriInputs.gpuContainer("c1", POD, 4242).build(), WAIT);
+
+        assertThat(reply.ok()).isTrue();
+        assertThat(reply.payload()).as("an empty StartContainerResponse").isEmpty();
+        Started started = handler.await(Started.class, WAIT);
+        assertThat(started.container().id()).isEqualTo("c1");
+        assertThat(started.container().pid()).isEqualTo(4242);
+        assertThat(started.answeredFirst()).isFalse();
+        assertThat(started.deadlineNanos() - started.receivedNanos()).isBetween(0L, Duration.ofMillis(500).toNanos());
+    }
+
+    @Test
+    void theDedicatedStartContainerPastItsDeadlineIsAnsweredByTheDeadline() {
+        handler.onStart((pod, container, call) -> Thread.sleep(3000));
+        Peer peer = configured(Duration.ofMillis(300), 2);
+
+        Reply slow = peer.startContainerDedicated(POD, NriInputs.gpuContainer("slow", POD, 1).build(), WAIT);
+
+        assertThat(slow.ok()).isTrue();
+        assertThat(slow.nanos()).isBetween(Duration.ofMillis(250).toNanos(), Duration.ofMillis(1000).toNanos());
+    }
+
+    @Test
+    void theRegistrationSaysWhichNriThePluginSpeaksAndTheHandlerHearsTheRuntimes() {
+        Peer peer = connect(Duration.ofMillis(500), 2);
+
+        assertThat(peer.awaitRegistration(WAIT).getNRIVersion()).isEqualTo("v0.12.0");
+        peer.configure(ConfigureRequest.newBuilder().setRuntimeName("containerd").setRuntimeVersion("v2.3.4").setRequestTimeout(2000)
+                .setNRIVersion("v0.12.0").build());
+        assertThat(handler.await(Connected.class, WAIT).runtime())
+                .isEqualTo(new NriRuntimeInfo("containerd", "v2.3.4", "v0.12.0", Duration.ofSeconds(2)));
+    }
+
+    /** Found: a request timeout of 2^63 ns or more overflowed the deadline's arithmetic and killed the reading thread. */
+    @Test
+    void aRequestTimeoutPastWhatNanosecondsHoldLeavesTheDeadlineAtTheBudget() throws Exception {
+        handler.onStart((pod, container, call) -> Thread.sleep(3000));
+        Peer peer = connect(Duration.ofMillis(300), 2);
+        peer.awaitRegistration(WAIT);
+
+        assertThat(peer.configure("containerd", "v9", 9_223_372_036_855L).ok()).isTrue();
+        assertThat(handler.await(Connected.class, WAIT).runtime().requestTimeout()).isEqualTo(NriSession.MAX_REQUEST_TIMEOUT);
+        Reply slow = peer.startContainer(POD, NriInputs.gpuContainer("slow", POD, 1).build(), WAIT);
+
+        assertThat(slow.ok()).isTrue();
+        assertThat(slow.nanos()).isBetween(Duration.ofMillis(250).toNanos(), Duration.ofMillis(1000).toNanos());
+        assertThat(plugin.connected()).isTrue();
+        assertThat(plugin.alive()).isTrue();
+    }
+
+    /** Any failure of the plugin's own code on the reading thread ends the session, as a lost connection would. */
+    @Test
+    void aFailureOnTheReadingThreadEndsTheSessionAndThePluginComesBack() throws Exception {
+        java.util.concurrent.atomic.AtomicBoolean failed = new java.util.concurrent.atomic.AtomicBoolean();
+        handler.onConnected(info -> {
+            if (failed.compareAndSet(false, true)) {
+                throw new ArithmeticException("long overflow");
+            }
+        });
+        runtime = new FakeNriRuntime(dir.resolve("nri.sock"));
+        plugin = new NriPlugin(dir.resolve("nri.sock"), handler, Duration.ofMillis(500), 2);
+        plugin.start();
+        Peer first = runtime.accept(WAIT);
+        first.awaitRegistration(WAIT);
+        // Configure is answered before the handler hears of it, but the plugin then closes the
+        // connection, and a close can overtake that answer on the runtime's side: only the close counts.
+        first.send(FakeNriRuntime.PLUGIN, "Configure", ConfigureRequest.newBuilder().setRuntimeName("containerd")
+                .setRuntimeVersion("v2.1.9").setRegistrationTimeout(5000).setRequestTimeout(2000).build().toByteArray(),
+                Duration.ofSeconds(5).toNanos());
+
+        assertThat(first.closedByPlugin(WAIT)).isTrue();
+        Peer second = runtime.accept(WAIT);
+        second.awaitRegistration(WAIT);
+        assertThat(second.configure("containerd", "v2.1.9", 2000).ok()).isTrue();
+        assertThat(plugin.alive()).isTrue();
+        assertThat(plugin.connected()).isTrue();
+    }
+
+    /** An Error kills the reading thread: the plugin says so, and the agent's liveness with it. */
+    @Test
+    void aReadingThreadThatDiesIsNotAlive() throws Exception {
+        handler.onSynchronize(part -> {
+            throw new StackOverflowError("test");
+        });
+        Peer peer = configured(Duration.ofMillis(500), 2);
+        assertThat(plugin.alive()).isTrue();
+
+        peer.send(FakeNriRuntime.PLUGIN, "Synchronize", SynchronizeRequest.getDefaultInstance().toByteArray(), 0);
+
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (plugin.alive() && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertThat(plugin.alive()).isFalse();
+    }
+
+    @Test
+    void aSecondConfigureIsAnsweredAndTheHandlerHearsOfTheConnectionOnce() throws Exception {
+        Peer peer = configured(Duration.ofMillis(500), 2);
+
+        Reply again = peer.configure("containerd", "v2.1.9", 600);
+
+        assertThat(again.ok()).isTrue();
+        assertThat(again.as(ConfigureResponse.parser()).getEvents()).isEqualTo(0x28);
+        assertThat(handler.drain(Duration.ofMillis(200))).isEmpty();
+        handler.onStart((pod, container, call) -> Thread.sleep(2000));
+        Reply slow = peer.startContainer(POD, NriInputs.gpuContainer("slow", POD, 1).build(), WAIT);
+        assertThat(slow.nanos()).as("the new timeout's half").isBetween(Duration.ofMillis(250).toNanos(), Duration.ofMillis(900).toNanos());
+    }
+
+    @Test
+    void aStartBeforeConfigureIsServedWithNrisDefaultTimeout() throws Exception {
+        Peer peer = connect(Duration.ofMillis(500), 2);
+        peer.awaitRegistration(WAIT);
+
+        Reply early = peer.startContainerDedicated(POD, NriInputs.gpuContainer("early", POD, 1).build(), WAIT);
+
+        assertThat(early.ok()).isTrue();
+        assertThat(handler.await(Started.class, WAIT).container().id()).isEqualTo("early");
+    }
+
+    /** Found: a runtime that began a message and never finished it held the reading thread forever. */
+    @Test
+    void aMessageBegunAndNeverFinishedEndsTheSessionAfterFiveSeconds() throws Exception {
+        Peer first = configured(Duration.ofMillis(500), 2);
+
+        // A frame that announces a 100-byte message and carries 10 bytes of it.
+        first.raw(ByteBuffer.allocate(8 + 20).putInt(1).putInt(20).putInt(100).putInt(3).put((byte) 1).put((byte) 0)
+                .put(new byte[10]).flip());
+
+        long begun = System.nanoTime();
+        assertThat(handler.await(Disconnected.class, Duration.ofSeconds(15)).why()).contains("not finished");
+        long nanos = System.nanoTime() - begun;
+        System.out.printf("[nri-plugin] a message begun and not finished: the session ended after %.1f s%n", nanos / 1e9);
+        assertThat(Duration.ofNanos(nanos)).isBetween(Duration.ofSeconds(4), Duration.ofSeconds(8));
+        Peer second = runtime.accept(WAIT);
+        second.awaitRegistration(WAIT);
+        first.close();
+    }
+
+    /** Found: a runtime that configured the plugin and closed at once was tried again every 100 ms, with four log lines each. */
+    @Test
+    void aRuntimeThatDropsThePluginRightAfterConfiguringItIsTriedLessAndLessOften() throws Exception {
+        runtime = new FakeNriRuntime(dir.resolve("nri.sock"));
+        plugin = new NriPlugin(dir.resolve("nri.sock"), handler, Duration.ofMillis(500), 2);
+        plugin.start();
+        java.util.List<Long> accepted = new java.util.ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            Peer peer = runtime.accept(WAIT);
+            accepted.add(System.nanoTime());
+            peer.awaitRegistration(WAIT);
+            peer.configure("containerd", "v2.1.9", 2000);
+            handler.await(Connected.class, WAIT);
+            peer.close();
+            handler.await(Disconnected.class, WAIT);
+        }
+        long lastGap = accepted.get(4) - accepted.get(3);
+        System.out.printf("[nri-plugin] flapping runtime: gaps between connections %s ms%n",
+                java.util.stream.IntStream.range(1, 5).mapToObj(i -> (accepted.get(i) - accepted.get(i - 1)) / 1_000_000).toList());
+        assertThat(Duration.ofNanos(lastGap)).as("backed off, not 100 ms").isGreaterThan(Duration.ofMillis(700));
     }
 
     @Test

@@ -218,4 +218,60 @@ class ObjectDecoderTest {
         byte[] cut = java.util.Arrays.copyOf(full, full.length - 1);
         assertThatThrownBy(() -> container(cut)).isInstanceOf(NriProtocolException.class);
     }
+
+    /** Found: ids of 4 KiB keyed the agent's bookkeeping until the shipped heap ran out. An id is containerd's kind or none. */
+    @Test
+    void anIdThatIsNoneByContainerdsRulesIsNotKept() throws Exception {
+        assertThat(container(NriInputs.gpuContainer("a".repeat(76), POD, 1).build().toByteArray()).id()).hasSize(76);
+        assertThat(container(NriInputs.gpuContainer("job-1.v2_x", POD, 1).build().toByteArray()).id()).isEqualTo("job-1.v2_x");
+        for (String bad : List.of("a".repeat(77), "a".repeat(4096), "../../etc", "a b", "-a", "a-", "a..b", "c\u00e9", "\n")) {
+            NriContainer c = container(NriInputs.gpuContainer(bad, POD, 1).build().toByteArray());
+            assertThat(c.id()).as(bad).isEmpty();
+            assertThat(c.complete()).as("left out, and said so").isFalse();
+        }
+        byte[] invalidUtf8 = new byte[4096];
+        java.util.Arrays.fill(invalidUtf8, (byte) 0xFF);
+        // protobuf-java will not build a string field of invalid UTF-8: the id field written by hand (tag 1, length 4096).
+        ByteArrayOutputStream written = new ByteArrayOutputStream();
+        written.write(new byte[] {0x0a, (byte) 0x80, 0x20});
+        written.write(invalidUtf8);
+        written.write(NriInputs.gpuContainer("x", POD, 1).clearId().build().toByteArray());
+        byte[] bytes = written.toByteArray();
+        ProtoReader in = reader(bytes);
+        NriContainer[] out = new NriContainer[1];
+        long allocated = allocatedBy(() -> out[0] = new ObjectDecoder().container(in));
+        assertThat(out[0].id()).isEmpty();
+        assertThat(allocated).as("4 KiB of 0xFF decoded into nothing").isLessThan(16 << 10);
+    }
+
+    /** Found: invalid UTF-8 doubled in size decoding, past what the bounds meant to allow. It is charged as it decodes. */
+    @Test
+    void textThatIsNotAsciiIsChargedWhatItCostsDecoded() throws Exception {
+        Container.Builder ascii = NriInputs.plainContainer("ascii", POD, 1);
+        Container.Builder binary = NriInputs.plainContainer("binary", POD, 1);
+        for (int i = 0; i < 30; i++) {
+            ascii.putLabels("io.kubernetes.l" + i, "v".repeat(4000));
+            binary.putLabels("io.kubernetes.l" + i, "\u00e9".repeat(2000));
+        }
+        ObjectDecoder decoder = new ObjectDecoder();
+        NriContainer a = decoder.container(reader(ascii.build().toByteArray()));
+        long asciiCost = decoder.lastRecordCost();
+        NriContainer b = decoder.container(reader(binary.build().toByteArray()));
+
+        assertThat(a.labels().size()).as("ASCII: 4,000 bytes a label").isGreaterThan(b.labels().size());
+        assertThat(b.labels().size()).as("4,000 bytes of e-acute a label, 8,000 decoded").isBetween(a.labels().size() / 2 - 1,
+                a.labels().size() / 2 + 1);
+        assertThat(decoder.lastRecordCost()).isLessThanOrEqualTo(ObjectDecoder.RECORD_BUDGET);
+        assertThat(asciiCost).isLessThanOrEqualTo(ObjectDecoder.RECORD_BUDGET);
+    }
+
+    @Test
+    void oneOfNvidiasCdiDevicesIsSeen() throws Exception {
+        Container.Builder c = NriInputs.plainContainer("c", POD, 1);
+        assertThat(container(c.build().toByteArray()).nvidiaCdiDevice()).isFalse();
+        c.addCDIDevices(io.driveralias.agent.testing.nri.CDIDevice.newBuilder().setName("vendor.com/fpga=0"));
+        assertThat(container(c.build().toByteArray()).nvidiaCdiDevice()).isFalse();
+        c.addCDIDevices(io.driveralias.agent.testing.nri.CDIDevice.newBuilder().setName("nvidia.com/gpu=GPU-1234"));
+        assertThat(container(c.build().toByteArray()).nvidiaCdiDevice()).isTrue();
+    }
 }

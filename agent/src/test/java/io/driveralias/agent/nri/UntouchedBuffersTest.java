@@ -40,4 +40,31 @@ class UntouchedBuffersTest {
         assertThat(b.getInt(0)).isEqualTo(0x01020304);
         assertThat(b.get(MuxReader.MAX_MESSAGE - 1)).isEqualTo((byte) 7);
     }
+
+    /** Found: one big message left its 4 MiB resident for good. Written over whole, given back, it costs nothing again. */
+    @Test
+    void thePagesOfABigMessageAreGivenBackAndReadAsZeros() throws IOException {
+        ByteBuffer b = UntouchedBuffers.allocate(MuxReader.MAX_MESSAGE);
+        long before = rssAnonKiB();
+        for (int i = 0; i < MuxReader.MAX_MESSAGE; i += 4096) {
+            b.put(i, (byte) 1);
+        }
+        long written = rssAnonKiB();
+
+        UntouchedBuffers.release(b, NriSession.RESIDENT_MESSAGE, MuxReader.MAX_MESSAGE);
+        long released = rssAnonKiB();
+
+        System.out.printf("[nri-buffers] RssAnon: +%d KiB once a 4 MiB message was written, +%d KiB after its pages were given back%n",
+                written - before, released - before);
+        assertThat(written - before).isGreaterThan(3 << 10);
+        assertThat(released - before).as("what stays: the first 64 KiB").isLessThan(1 << 10);
+        assertThat(b.get(0)).as("below the mark: kept").isEqualTo((byte) 1);
+        assertThat(b.get(NriSession.RESIDENT_MESSAGE)).as("given back: zero").isZero();
+        assertThat(b.get(MuxReader.MAX_MESSAGE - 4096)).isZero();
+
+        ByteBuffer heap = ByteBuffer.allocate(1 << 20);
+        heap.put(100_000, (byte) 5);
+        UntouchedBuffers.release(heap, 0, 1 << 20);
+        assertThat(heap.get(100_000)).as("not one of its mappings: left alone").isEqualTo((byte) 5);
+    }
 }

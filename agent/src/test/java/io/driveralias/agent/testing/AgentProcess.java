@@ -77,6 +77,23 @@ public final class AgentProcess implements AutoCloseable {
         return start(cmd, port);
     }
 
+    /**
+     * The agent as on a CRI-O node: {@code --runtime auto} finding no Docker and no containerd
+     * socket (the addresses it is given lead nowhere) but the harness' NRI socket, so that it knows
+     * the runtime through NRI alone; the JVM options it ships, the test drivers' host directories.
+     */
+    public static AgentProcess startOnNriAlone(ContainerdHarness containerd, String... extraArgs) {
+        int port = freePort();
+        List<String> cmd = new ArrayList<>(List.of(java()));
+        cmd.addAll(ShippedJvm.commandLineOptions());
+        cmd.addAll(List.of("-jar", jar().toString(), "run", "--listen", "127.0.0.1:" + port, "--resync-interval", "5s",
+                "--runtime", "auto", "--docker-host", "unix:///nonexistent/docker.sock",
+                "--containerd-address", "unix:///nonexistent/containerd.sock", "--nri-socket", containerd.nriSocket().toString()));
+        cmd.addAll(TestImages.hostLibraryArguments());
+        cmd.addAll(List.of(extraArgs));
+        return start(cmd, port);
+    }
+
     public static AgentProcess start(List<String> cmd, int port) {
         try {
             Path log = Files.createTempFile("daa-agent-", ".log");

@@ -19,6 +19,9 @@ final class ContainerdConfigs {
      * @param pause    the sandbox image
      * @param launcher the nvidia handler's BinaryName
      */
+    /** The annotation by which a pod tolerates a required NRI plugin's absence, on releases with NRI's validator. */
+    public static final String TOLERATE_MISSING_PLUGINS = "tolerate-missing-plugins.driver-alias.test";
+
     static String toml(ContainerdVersion version, Path dir, String pause, Path launcher) {
         String common = """
                 root = "%1$s/root"
@@ -46,8 +49,14 @@ final class ContainerdConfigs {
             case V1_6 -> "version = 2\n" + common + cri2();
             case V1_7 -> "version = 2\n" + common + cri2() + nri;
             case V2_1 -> "version = 3\n" + common + cri3() + nri;
+            // NRI 0.10+'s validator on, nothing required of every pod: a pod asks for the agent by annotation.
+            case V2_3 -> "version = 3\n" + common + cri3() + nri + """
+                    [plugins."io.containerd.nri.v1.nri".default_validator]
+                      enable = true
+                      tolerate_missing_plugins_annotation = "%4$s"
+                    """;
         };
-        return body.formatted(dir, pause, launcher);
+        return body.formatted(dir, pause, launcher, TOLERATE_MISSING_PLUGINS);
     }
 
     /** The CRI plugin in config version 2 (1.6, 1.7): one section with the images, runtimes and CNI under it. */

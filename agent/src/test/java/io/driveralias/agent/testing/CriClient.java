@@ -2,7 +2,6 @@ package io.driveralias.agent.testing;
 
 import com.google.protobuf.Message;
 import com.google.protobuf.Parser;
-import io.driveralias.agent.containerd.ProtoMarshaller;
 import io.driveralias.agent.testing.cri.ContainerConfig;
 import io.driveralias.agent.testing.cri.ContainerFilter;
 import io.driveralias.agent.testing.cri.ContainerIdRequest;
@@ -123,6 +122,11 @@ public final class CriClient implements AutoCloseable {
      * namespace is shared too); {@code handler} "" is the default runtime.
      */
     public Sandbox runPodSandbox(Pod pod, String handler) {
+        return runPodSandbox(pod, handler, Map.of());
+    }
+
+    /** The same with annotations of the pod's own (its author's). */
+    public Sandbox runPodSandbox(Pod pod, String handler, Map<String, String> annotations) {
         Map<String, String> labels = new LinkedHashMap<>();
         labels.put("io.kubernetes.pod.name", pod.name());
         labels.put("io.kubernetes.pod.namespace", pod.namespace());
@@ -134,6 +138,7 @@ public final class CriClient implements AutoCloseable {
                 .putAllLabels(labels)
                 .putAnnotations("kubernetes.io/config.source", "api")
                 .putAnnotations("kubernetes.io/config.seen", "2026-01-01T00:00:00.000000000Z")
+                .putAllAnnotations(annotations)
                 .setLinux(LinuxPodSandboxConfig.newBuilder().setSecurityContext(LinuxSandboxSecurityContext.newBuilder()
                         .setNamespaceOptions(hostNetwork())))
                 .build();

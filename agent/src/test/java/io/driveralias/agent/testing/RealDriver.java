@@ -63,14 +63,21 @@ public final class RealDriver {
      * fetched here.
      */
     public static java.util.Optional<Path> fetchedLibraryRoot(Arch arch) {
-        String given = System.getenv("DRIVER_ALIAS_FIXTURES");
-        String xdg = System.getenv("XDG_CACHE_HOME");
-        Path base = given != null && !given.isBlank() ? Path.of(given)
-                : Path.of(xdg != null && !xdg.isBlank() ? xdg : System.getProperty("user.home") + "/.cache",
-                        "driver-alias-agent", "fixtures");
-        Path drivers = (cache != null ? cache : base).resolve("drivers/" + arch.debian);
+        Path drivers = (cache != null ? cache : defaultCache()).resolve("drivers/" + arch.debian);
         return Files.isRegularFile(drivers.resolve(".complete"))
                 ? java.util.Optional.of(drivers.resolve("usr/lib/" + arch.triplet)) : java.util.Optional.empty();
+    }
+
+    /**
+     * Where prepare-fixtures.sh keeps its cache unless it has no writable home:
+     * {@code $DRIVER_ALIAS_FIXTURES}, else {@code ~/.cache/driver-alias-agent/fixtures}.
+     */
+    public static Path defaultCache() {
+        String given = System.getenv("DRIVER_ALIAS_FIXTURES");
+        String xdg = System.getenv("XDG_CACHE_HOME");
+        return given != null && !given.isBlank() ? Path.of(given)
+                : Path.of(xdg != null && !xdg.isBlank() ? xdg : System.getProperty("user.home") + "/.cache",
+                        "driver-alias-agent", "fixtures");
     }
 
     /** The driver's package version's upstream part, e.g. 535.261.03. */

@@ -1,4 +1,4 @@
-package io.driveralias.agent.containerd;
+package io.driveralias.agent.testing;
 
 import com.google.protobuf.CodedInputStream;
 import com.google.protobuf.InvalidProtocolBufferException;
@@ -9,9 +9,9 @@ import io.grpc.Status;
 import java.io.InputStream;
 
 /**
- * protobuf's wire format both ways for a hand-written gRPC method descriptor (protoc's gRPC
- * plugin is not used). A message that does not parse is the call's error, not an exception on
- * gRPC's thread; nesting is limited, and the size by the channel's maximum inbound message size.
+ * For the tests' own grpc-java client ({@link CriClient}): protobuf's wire format both ways for a
+ * hand-written gRPC method descriptor (protoc's gRPC plugin is not used). A message that does not
+ * parse is the call's error, not an exception on gRPC's thread; nesting is limited, and the size by the channel's maximum inbound message size.
  */
 public final class ProtoMarshaller<T extends Message> implements MethodDescriptor.Marshaller<T> {
 
