@@ -2,6 +2,7 @@ package io.driveralias.agent.live;
 
 import io.driveralias.agent.core.ContainerInfo;
 import io.driveralias.agent.core.DriverLoad;
+import io.driveralias.agent.core.Printable;
 import io.driveralias.agent.fs.ErrnoException;
 import io.driveralias.agent.loader.LoaderView;
 import io.driveralias.agent.repair.HostDriverFiles;
@@ -17,6 +18,8 @@ import java.util.function.Supplier;
  * would look like an image's own, and the node's missing driver is the news there.
  */
 public final class DriverLooks {
+
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DriverLooks.class);
 
     /** One container's look, to be taken later; it holds nothing open meanwhile. */
     @FunctionalInterface
@@ -62,6 +65,10 @@ public final class DriverLooks {
             return Optional.of(view.look(container.root(), report.driverFiles(), reference.get()));
         } catch (ErrnoException e) {
             // Gone, or not to be opened any more: nothing to say about what it loads.
+            return Optional.empty();
+        } catch (RuntimeException e) {
+            // A bug met in a stranger's files must not end the report of its repair.
+            LOG.warn("the loader of container {} could not be looked at: {}", Printable.of(info.id(), 64), e.toString());
             return Optional.empty();
         }
     }

@@ -78,8 +78,11 @@ public final class ExaminationReporter {
                 LOG.debug("container {} ({}): still {}: {}", ref.shortId(), ref.displayName(), e.outcome().label(),
                         summary);
             }
-            String driver = e.driverLook().take().map(load -> driver(e, load, sameStart ? previous.get().driver() : null))
-                    .orElse(sameStart ? previous.get().driver() : "");
+            // What the loader takes is looked at once per start and outcome: a reconcile that finds
+            // the same start in the same state reads nothing more of it.
+            String before = sameStart ? previous.get().driver() : null;
+            String driver = counted && !before.isEmpty() ? before
+                    : e.driverLook().take().map(load -> driver(e, load, before)).orElse(before == null ? "" : before);
             return new Reported(e.startedAt(), e.outcome(), summary, driver);
         }
     }

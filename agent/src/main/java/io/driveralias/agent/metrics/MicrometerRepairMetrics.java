@@ -183,7 +183,6 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     @Override
     public void resolved(String containerId) {
         unrepaired.resolved(containerId);
-        unrepaired.driverMatched(containerId);
     }
 
     @Override

@@ -69,8 +69,14 @@ public interface RepairMetrics {
             FailureReason.UNSAFE_PATH, FailureReason.TOO_LARGE, FailureReason.PERMISSION, FailureReason.IO, FailureReason.DOCKER_ERROR,
             FailureReason.RUNTIME_ERROR, FailureReason.CONTAINER_GONE);
 
-    /** The container was fixed, or is gone: its unrepaired series disappears (and, gone, its driver mismatch's). */
+    /** The container was fixed: its unrepaired series disappears. */
     default void resolved(String containerId) {
+    }
+
+    /** The container ended or is gone: every series of its own disappears (unrepaired, driver mismatch). */
+    default void gone(String containerId) {
+        resolved(containerId);
+        driverMatched(containerId);
     }
 
     /**
