@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.DriverLoad;
+import io.driveralias.agent.testing.DriverLoads;
 import io.driveralias.agent.repair.RepairReport;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.client.Config;
@@ -131,18 +132,13 @@ class Fabric8PodEventsTest {
         assertThat(e.getInvolvedObject().getFieldPath()).isEqualTo("spec.containers{jupyter}");
     }
 
-    private static DriverLoad load(DriverLoad.Source source, String path, String version, Optional<DriverLoad.Compat> compat) {
-        return DriverLoad.judge(List.of(new DriverLoad.Loaded("libcuda.so.1", path, source, Optional.of(version), compat,
-                "its /etc/ld.so.cache")), Optional.of("535.104.05"));
-    }
-
     /** What an ML engineer reads in kubectl describe pod: which file wins over the node's driver, and what to change. */
     @Test
     void anImagesOwnDriverCopyBecomesAWarningThatNamesItAndTheNodesDriver() throws Exception {
         start(Fabric8PodEvents.Settings.DEFAULTS);
 
         events.driverLoad(Reports.container("ml", "train-0", "trainer"),
-                load(DriverLoad.Source.IMAGE, "/usr/local/lib/libcuda.so.470.256.02", "470.256.02", Optional.empty()));
+                DriverLoads.imageCopy());
         metrics.awaitEventsTotal(1, WAIT);
 
         Event e = stored("ml").getFirst();
@@ -159,8 +155,8 @@ class Fabric8PodEventsTest {
         start(Fabric8PodEvents.Settings.DEFAULTS);
 
         events.driverLoad(Reports.container("ml", "plain", "c"),
-                load(DriverLoad.Source.NODE, "/usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05", "535.104.05", Optional.empty()));
-        events.driverLoad(Reports.container("ml", "compat", "c"), load(DriverLoad.Source.COMPAT,
+                DriverLoads.libcuda(DriverLoad.Source.NODE, "/usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05", "535.104.05", Optional.empty()));
+        events.driverLoad(Reports.container("ml", "compat", "c"), DriverLoads.libcuda(DriverLoad.Source.COMPAT,
                 "/usr/local/cuda-12.9/compat/libcuda.so.575.57.08", "575.57.08",
                 Optional.of(new DriverLoad.Compat("/usr/local/cuda-12.9/compat", Optional.of("12.9"), List.of(535, 575), true))));
         metrics.awaitEventsTotal(1, WAIT);

@@ -10,6 +10,7 @@ import io.driveralias.agent.core.ActionKind;
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.DriverLoad;
+import io.driveralias.agent.testing.DriverLoads;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.core.PodRef;
@@ -160,12 +161,6 @@ class ExaminationReporterTest {
                 .contains("p\\n2026-11-30T10:00:00.000Z INFO").contains("img\\nINFO");
     }
 
-    private static DriverLoad imageCopy() {
-        return DriverLoad.judge(List.of(new DriverLoad.Loaded("libcuda.so.1", "/usr/local/lib/libcuda.so.470.256.02",
-                DriverLoad.Source.IMAGE, Optional.of("470.256.02"), Optional.empty(), "its /etc/ld.so.cache")),
-                Optional.of("535.104.05"));
-    }
-
     /** An examination whose look at the loader answers {@code load}, counting how often it is taken. */
     private static Examination looking(ContainerOutcome outcome, DriverLoad load, int[] takes) {
         return examination(outcome, List.of(link(ActionKind.CREATE, "libcuda.so.1", LinkStatus.APPLIED, null)), STARTED)
@@ -178,7 +173,7 @@ class ExaminationReporterTest {
     @Test
     void anImagesOwnCopyIsSaidOnceCountedOncePerStartAndItsSeriesLivesUntilTheContainerGoes() {
         int[] takes = {0};
-        Examination e = looking(ContainerOutcome.REPAIRED, imageCopy(), takes);
+        Examination e = looking(ContainerOutcome.REPAIRED, DriverLoads.imageCopy(), takes);
 
         ExaminationReporter.Reported first = reporter.report(e, Optional.empty());
         // The reconciles that follow find the same start in the same state.
@@ -200,9 +195,8 @@ class ExaminationReporterTest {
 
     @Test
     void theNodesOwnDriverIsCountedAndSaidOnlyAtDebug() {
-        DriverLoad node = DriverLoad.judge(List.of(new DriverLoad.Loaded("libcuda.so.1", DIR + "/libcuda.so.535.104.05",
-                DriverLoad.Source.NODE, Optional.of("535.104.05"), Optional.empty(), "its /etc/ld.so.cache")),
-                Optional.of("535.104.05"));
+        DriverLoad node = DriverLoads.libcuda(DriverLoad.Source.NODE, DIR + "/libcuda.so.535.104.05", "535.104.05",
+                Optional.empty());
 
         reporter.report(looking(ContainerOutcome.REPAIRED, node, new int[1]), Optional.empty());
 

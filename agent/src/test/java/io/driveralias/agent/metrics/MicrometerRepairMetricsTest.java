@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.DriverLoad;
+import io.driveralias.agent.testing.DriverLoads;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.HostDriverState;
 import io.driveralias.agent.core.PodRef;
@@ -419,13 +420,7 @@ class MicrometerRepairMetricsTest {
         metrics.hostDriverFiles(() -> 4, () -> 0);
         metrics.hostDriverState(HostDriverState.of(Optional.of("535.104.05"), List.of("535.104.05")));
         metrics.containerDriver(DriverLoad.Verdict.IMAGE);
-        metrics.driverMismatch(POD_CONTAINER, imageCopy());
-    }
-
-    static DriverLoad imageCopy() {
-        return DriverLoad.judge(List.of(new DriverLoad.Loaded("libcuda.so.1", "/usr/local/lib/libcuda.so.470.256.02",
-                DriverLoad.Source.IMAGE, Optional.of("470.256.02"), Optional.empty(), "its /etc/ld.so.cache")),
-                Optional.of("535.104.05"));
+        metrics.driverMismatch(POD_CONTAINER, DriverLoads.imageCopy());
     }
 
     /**
@@ -448,8 +443,8 @@ class MicrometerRepairMetricsTest {
     /** One series per GPU container loading a mismatched driver, with what it loads; gone with the container, not with a fix. */
     @Test
     void aContainersDriverMismatchIsOneSeriesThatGoesWithTheContainer() {
-        metrics.driverMismatch(POD_CONTAINER, imageCopy());
-        metrics.driverMismatch(POD_CONTAINER, imageCopy());
+        metrics.driverMismatch(POD_CONTAINER, DriverLoads.imageCopy());
+        metrics.driverMismatch(POD_CONTAINER, DriverLoads.imageCopy());
         metrics.resolved(POD_CONTAINER.id());
 
         assertThat(scrape().samples("driver_alias_container_driver_mismatch")).singleElement()
