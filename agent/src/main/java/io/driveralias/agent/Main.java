@@ -27,6 +27,7 @@ import io.driveralias.agent.live.Agent;
 import io.driveralias.agent.live.ContainerRepairer;
 import io.driveralias.agent.live.RuntimeFileSets;
 import io.driveralias.agent.live.ContainerRoots;
+import io.driveralias.agent.live.DriverLooks;
 import io.driveralias.agent.live.ExaminationReporter;
 import io.driveralias.agent.live.NriRuntime;
 import io.driveralias.agent.live.NodeDriver;
@@ -115,7 +116,7 @@ public final class Main {
             }
             return new ContainersCommand(targets, Clock.systemUTC(), out, err)
                     .withHostDriver(new ContainersCommand.HostDriver(parts.hostFiles()::foundCount,
-                            parts.hostFiles().directories()))
+                            parts.hostFiles().directories(), () -> Optional.of(parts.node().look())))
                     .run(config.containerIds(), mode, checkOnly, config.json());
         } finally {
             runtimes.forEach(ContainerRuntime::close);
@@ -299,11 +300,13 @@ public final class Main {
         }
 
         ContainerRepairer repairer(ContainerRuntime runtime) {
-            return new ContainerRepairer(runtime, new ContainerRoots(config.hostProc(), resolver), rootRepairer,
+            ContainerRoots roots = new ContainerRoots(config.hostProc(), resolver);
+            return new ContainerRepairer(runtime, roots, rootRepairer,
                     new ContainerScope(config.includeImages(), config.excludeImages()),
                     new ContainerRepairer.Settings(config.libraryDirectories(),
-                            path -> hostFiles.atHostPath(path).isPresent()),
-                    seeder, Clock.systemUTC(), runtimeFiles);
+                            path -> hostFiles.atHostPath(path).isPresent(), hostFiles::foundCount),
+                    seeder, Clock.systemUTC(), runtimeFiles, new DriverLooks(roots, hostFiles,
+                    () -> node.state().reference(hostFiles.userSpaceVersions())));
         }
     }
 

@@ -1,6 +1,9 @@
 package io.driveralias.agent.cli;
 
 import io.driveralias.agent.core.ContainerOutcome;
+import io.driveralias.agent.core.DriverLoad;
+import io.driveralias.agent.core.DriverLoadText;
+import io.driveralias.agent.core.HostDriverState;
 import io.driveralias.agent.live.ContainerRepairer;
 import io.driveralias.agent.live.ContainerRuntime;
 import io.driveralias.agent.live.ContainerRuntimeException;
@@ -9,11 +12,13 @@ import io.driveralias.agent.repair.RootRepairer;
 import java.io.PrintStream;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 
 /**
  * {@code check [ID...]} and {@code repair [ID...]}: one pass over the running containers of
@@ -21,7 +26,9 @@ import java.util.function.IntSupplier;
  * container. Exit 0 when every container in scope is healthy (after repair), 1 otherwise, 3
  * when a runtime cannot be reached. GPU containers running on a host where the agent finds none
  * of the driver's files are not healthy either: nothing can be repaired there, and the command
- * says why and exits 1.
+ * says why and exits 1. Nor is a GPU container whose loader will take a driver library that does
+ * not match the node's kernel module (an image's own copy, stale forward-compatibility libraries,
+ * the node's own mismatch): its driver line says which file and why.
  */
 public final class ContainersCommand {
 
@@ -34,8 +41,13 @@ public final class ContainersCommand {
      *
      * @param files       how many of its files (0: none, nothing can be repaired)
      * @param directories where it looked
+     * @param node        the kernel module against the host's files, printed first by the text output
      */
-    public record HostDriver(IntSupplier files, List<String> directories) {
+    public record HostDriver(IntSupplier files, List<String> directories, Supplier<Optional<HostDriverState>> node) {
+
+        public HostDriver(IntSupplier files, List<String> directories) {
+            this(files, directories, Optional::empty);
+        }
     }
 
     /** Until told otherwise: a host whose driver is not in question. */
@@ -97,7 +109,17 @@ public final class ContainersCommand {
         }
         long stranded = hostDriver.files().getAsInt() > 0 ? 0 : results.stream().filter(ContainersCommand::gpuWithoutDriver)
                 .count();
-        print(results, mode == RootRepairer.Mode.DRY_RUN, checkOnly, json, stranded > 0);
+        // Each GPU container's loader, looked at once its examination is over: read only.
+        Map<Examination, DriverLoad> loads = new IdentityHashMap<>();
+        results.forEach(e -> e.driverLook().take().ifPresent(load -> loads.put(e, load)));
+        print(results, loads, mode == RootRepairer.Mode.DRY_RUN, checkOnly, json, stranded > 0);
+        long mismatched = loads.values().stream().filter(l -> l.verdict().mismatch()).count();
+        if (mismatched > 0) {
+            err.println("driver-alias-agent: " + mismatched + " GPU container(s) will load a driver library that does not"
+                    + " match the node's kernel module"
+                    + loads.values().stream().findFirst().flatMap(DriverLoad::reference).map(v -> " " + v).orElse("")
+                    + " (see each container's driver line)");
+        }
         if (stranded > 0) {
             err.println("driver-alias-agent: no NVIDIA driver files on this host in " + hostDriver.directories()
                     + ", while " + stranded + " GPU container(s) run: no alias can be made for them. Name the"
@@ -105,7 +127,7 @@ public final class ContainersCommand {
                     + " (DRIVER_ALIAS_HOST_LIB_DIR)");
             return ExitCodes.UNREPAIRED;
         }
-        boolean allHealthy = results.stream().allMatch(r -> r.outcome() != ContainerOutcome.FAILED);
+        boolean allHealthy = mismatched == 0 && results.stream().allMatch(r -> r.outcome() != ContainerOutcome.FAILED);
         return allHealthy ? ExitCodes.HEALTHY : ExitCodes.UNREPAIRED;
     }
 
@@ -124,8 +146,12 @@ public final class ContainersCommand {
         return ContainerRuntime.displayName(runtime.name());
     }
 
-    private void print(List<Examination> results, boolean dryRun, boolean checkOnly, boolean json, boolean hostless) {
+    private void print(List<Examination> results, Map<Examination, DriverLoad> loads, boolean dryRun, boolean checkOnly,
+                       boolean json, boolean hostless) {
         ReportPrinter printer = new ReportPrinter(out, checkOnly);
+        if (!json) {
+            hostDriver.node().get().ifPresent(node -> out.println("node: " + node.describe()));
+        }
         if (json) {
             List<Map<String, Object>> all = new ArrayList<>();
             for (Examination e : results) {
@@ -138,6 +164,11 @@ public final class ContainersCommand {
                 head.put("inScope", e.outcome() != ContainerOutcome.EXCLUDED);
                 if (hostless && gpuWithoutDriver(e)) {
                     head.put("problem", NO_HOST_DRIVER);
+                }
+                DriverLoad load = loads.get(e);
+                if (load != null) {
+                    head.put("driver", Map.of("loads", load.verdict().label(), "mismatch", load.verdict().mismatch(),
+                            "says", DriverLoadText.sentence(load), "libraries", DriverLoadText.lines(load)));
                 }
                 if (e.report().isPresent()) {
                     all.add(ReportPrinter.toMap(e.report().get(), head));
@@ -157,6 +188,15 @@ public final class ContainersCommand {
                     dryRun && e.outcome() == ContainerOutcome.FAILED ? "unrepaired" : e.outcome().label(),
                     detail.isEmpty() ? "" : " (" + detail + ")");
             e.report().filter(r -> r.hasDriver() || !r.problems().isEmpty()).ifPresent(printer::text);
+            DriverLoad load = loads.get(e);
+            if (load != null) {
+                out.println("   driver: " + load.verdict().label() + ": " + DriverLoadText.sentence(load));
+                DriverLoadText.lines(load).forEach(line -> out.println("     " + line));
+                String advice = DriverLoadText.advice(load);
+                if (load.verdict().mismatch() && !advice.isEmpty()) {
+                    out.println("     " + advice);
+                }
+            }
         }
     }
 }

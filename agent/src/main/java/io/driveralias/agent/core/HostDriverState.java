@@ -62,11 +62,16 @@ public record HostDriverState(State state, Optional<String> moduleVersion, Optio
     }
 
     /**
-     * The version a GPU container's driver must have to work on this node: the module's, else
-     * (no module to ask) the host's files'.
+     * The version a GPU container's driver must have to work on this node: the module's; with no
+     * module to ask, the host's files' where they are all of one version. Of several (two drivers
+     * side by side, a driver being installed), which one a container needs is not known, so none is
+     * named: a container is then never told its node's files mismatch.
      */
-    public Optional<String> reference() {
-        return moduleVersion.or(() -> libraryVersion);
+    public Optional<String> reference(Collection<String> libraryVersions) {
+        if (moduleVersion.isPresent()) {
+            return moduleVersion;
+        }
+        return libraryVersions.size() == 1 ? libraryVersion : Optional.empty();
     }
 
     /** For log lines and {@code check}: what the state means, with both versions. */

@@ -61,7 +61,7 @@ public final class ElfReader {
     }
 
     /** Structure sizes and field decoding for one ELF class and byte order. */
-    private record Layout(boolean is64, ByteOrder order, int ehdrSize, int phdrSize, int dynSize) {
+    record Layout(boolean is64, ByteOrder order, int ehdrSize, int phdrSize, int dynSize) {
         Layout(boolean is64, ByteOrder order) {
             this(is64, order, is64 ? EHDR64_SIZE : EHDR32_SIZE, is64 ? 56 : 32, is64 ? 16 : 8);
         }
@@ -102,16 +102,9 @@ public final class ElfReader {
      */
     public static Optional<String> readSoname(ByteSource src) throws ElfFormatException, IOException {
         long size = src.size();
-        if (size < EI_NIDENT) {
-            throw new ElfFormatException("file of " + size + " bytes is too short for an ELF header");
-        }
-        byte[] header = read(src, 0, Math.min(EHDR64_SIZE, size));
-        Layout layout = layoutOf(header);
-        if (size < layout.ehdrSize()) {
-            throw new ElfFormatException("ELF header truncated: file has " + size + " bytes, header needs "
-                    + layout.ehdrSize());
-        }
-        ByteBuffer h = layout.wrap(header);
+        byte[][] header = new byte[1][];
+        Layout layout = header(src, header);
+        ByteBuffer h = layout.wrap(header[0]);
         if (h.getInt(20) != EV_CURRENT) {
             throw new ElfFormatException("unsupported e_version " + Integer.toUnsignedString(h.getInt(20)));
         }
@@ -124,6 +117,22 @@ public final class ElfReader {
             return Optional.empty();
         }
         return readDynamicSoname(src, size, layout, headers);
+    }
+
+    /** The ELF header's first bytes (at least {@value #EHDR64_SIZE} where the file has them), read and checked. */
+    static Layout header(ByteSource src, byte[][] headerOut) throws ElfFormatException, IOException {
+        long size = src.size();
+        if (size < EI_NIDENT) {
+            throw new ElfFormatException("file of " + size + " bytes is too short for an ELF header");
+        }
+        byte[] header = read(src, 0, Math.min(EHDR64_SIZE, size));
+        Layout layout = layoutOf(header);
+        if (size < layout.ehdrSize()) {
+            throw new ElfFormatException("ELF header truncated: file has " + size + " bytes, header needs "
+                    + layout.ehdrSize());
+        }
+        headerOut[0] = header;
+        return layout;
     }
 
     private static Layout layoutOf(byte[] ident) throws ElfFormatException {
@@ -276,7 +285,7 @@ public final class ElfReader {
     }
 
     /** Inputs are non-negative, so {@code size - offset} cannot overflow where {@code offset + length} could. */
-    private static void requireInFile(long offset, long length, long size, String what) throws ElfFormatException {
+    static void requireInFile(long offset, long length, long size, String what) throws ElfFormatException {
         if (offset > size || length > size - offset) {
             throw new ElfFormatException(what + " (" + length + " bytes at " + offset
                     + ") extends past the end of the file (" + size + " bytes)");
@@ -284,7 +293,7 @@ public final class ElfReader {
     }
 
     /** Callers have bounded {@code length} by one of the caps, so the int cast is exact. */
-    private static byte[] read(ByteSource src, long position, long length) throws IOException {
+    static byte[] read(ByteSource src, long position, long length) throws IOException {
         byte[] bytes = new byte[(int) length];
         src.readFully(position, bytes, bytes.length);
         return bytes;

@@ -1,6 +1,8 @@
 package io.driveralias.agent.kube;
 
 import io.driveralias.agent.core.ActionKind;
+import io.driveralias.agent.core.DriverLoad;
+import io.driveralias.agent.core.DriverLoadText;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.repair.LinkResult;
 import io.driveralias.agent.repair.LinkStatus;
@@ -85,6 +87,20 @@ final class EventMessages {
                 text.sentence(")");
             }
             text.sentence(".");
+        }
+        return text.toString();
+    }
+
+    /**
+     * {@code The image's own libcuda.so.1 (470.57.02) is loaded instead of the node's driver 535.104.05
+     * (/usr/local/lib/libcuda.so.470.57.02, through its /etc/ld.so.cache). CUDA then fails (...): remove ...}
+     */
+    static String driverLoad(DriverLoad load) {
+        String sentence = DriverLoadText.sentence(load);
+        String advice = DriverLoadText.advice(load);
+        Bounded text = new Bounded(Character.toUpperCase(sentence.charAt(0)) + sentence.substring(1) + ".");
+        if (!advice.isEmpty()) {
+            text.sentence(" " + Character.toUpperCase(advice.charAt(0)) + advice.substring(1) + ".");
         }
         return text.toString();
     }

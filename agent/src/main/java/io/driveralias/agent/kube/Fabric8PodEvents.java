@@ -1,6 +1,7 @@
 package io.driveralias.agent.kube;
 
 import io.driveralias.agent.core.ContainerRef;
+import io.driveralias.agent.core.DriverLoad;
 import io.driveralias.agent.core.PodRef;
 import io.driveralias.agent.metrics.RepairMetrics;
 import io.driveralias.agent.repair.RepairReport;
@@ -16,6 +17,7 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
@@ -36,6 +38,8 @@ public final class Fabric8PodEvents implements PodEvents {
     public static final String COMPONENT = "driver-alias-agent";
     public static final String REASON_REPAIRED = "DriverAliasesRepaired";
     public static final String REASON_FAILED = "DriverAliasRepairFailed";
+    public static final String REASON_DRIVER_MISMATCH = "DriverAliasDriverMismatch";
+    public static final String REASON_FORWARD_COMPATIBILITY = "DriverAliasForwardCompatibility";
 
     static final String SENT = "sent";
     static final String DROPPED = "dropped";
@@ -84,13 +88,13 @@ public final class Fabric8PodEvents implements PodEvents {
         }
     }
 
-    /** What a caller hands over: the report is immutable, the message is written by the sender. */
-    private record Pending(ContainerRef container, PodRef pod, PodEvent.Type type, RepairReport report,
+    /** What a caller hands over: immutable; the message is written by the sender. */
+    private record Pending(ContainerRef container, PodRef pod, PodEvent.Type type, String reason, Supplier<String> message,
                            Instant at) {
     }
 
     /** Put into the queue by {@link #close} after the last real event. */
-    private static final Pending STOP = new Pending(null, null, null, null, null);
+    private static final Pending STOP = new Pending(null, null, null, null, null, null);
 
     private final KubernetesClient client;
     private final String nodeName;
@@ -136,20 +140,30 @@ public final class Fabric8PodEvents implements PodEvents {
     @Override
     public void repaired(ContainerRef container, RepairReport report) {
         if (!report.applied().isEmpty()) {
-            enqueue(container, PodEvent.Type.NORMAL, report);
+            enqueue(container, PodEvent.Type.NORMAL, REASON_REPAIRED, () -> EventMessages.repaired(report));
         }
     }
 
     @Override
     public void failed(ContainerRef container, RepairReport report) {
-        enqueue(container, PodEvent.Type.WARNING, report);
+        enqueue(container, PodEvent.Type.WARNING, REASON_FAILED, () -> EventMessages.failed(report));
     }
 
-    private void enqueue(ContainerRef container, PodEvent.Type type, RepairReport report) {
+    /** A mismatch warns; forward compatibility in use is said once, as Normal; the node's own driver is no news. */
+    @Override
+    public void driverLoad(ContainerRef container, DriverLoad load) {
+        if (load.verdict().mismatch()) {
+            enqueue(container, PodEvent.Type.WARNING, REASON_DRIVER_MISMATCH, () -> EventMessages.driverLoad(load));
+        } else if (load.verdict() == DriverLoad.Verdict.COMPAT) {
+            enqueue(container, PodEvent.Type.NORMAL, REASON_FORWARD_COMPATIBILITY, () -> EventMessages.driverLoad(load));
+        }
+    }
+
+    private void enqueue(ContainerRef container, PodEvent.Type type, String reason, Supplier<String> message) {
         if (container.pod().isEmpty()) {
             return;
         }
-        Pending pending = new Pending(container, container.pod().get(), type, report, clock.instant());
+        Pending pending = new Pending(container, container.pod().get(), type, reason, message, clock.instant());
         if (closed.get() || !queue.offer(pending)) {
             metrics.kubernetesEvent(DROPPED);
             if (!closed.get() && dropping.compareAndSet(false, true)) {
@@ -217,11 +231,7 @@ public final class Fabric8PodEvents implements PodEvents {
     }
 
     private void deliver(Pending pending) {
-        String message = pending.type() == PodEvent.Type.NORMAL
-                ? EventMessages.repaired(pending.report())
-                : EventMessages.failed(pending.report());
-        PodEvent event = new PodEvent(pending.pod(), pending.type(),
-                pending.type() == PodEvent.Type.NORMAL ? REASON_REPAIRED : REASON_FAILED, message, pending.at());
+        PodEvent event = new PodEvent(pending.pod(), pending.type(), pending.reason(), pending.message().get(), pending.at());
         String podKey = event.pod().uid().isBlank()
                 ? event.pod().namespace() + "/" + event.pod().name()
                 : event.pod().uid();

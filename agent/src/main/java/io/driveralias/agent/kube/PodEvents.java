@@ -1,6 +1,7 @@
 package io.driveralias.agent.kube;
 
 import io.driveralias.agent.core.ContainerRef;
+import io.driveralias.agent.core.DriverLoad;
 import io.driveralias.agent.repair.RepairReport;
 
 /**
@@ -15,6 +16,14 @@ public interface PodEvents extends AutoCloseable {
 
     /** The container stays unrepaired (Warning, DriverAliasRepairFailed). */
     void failed(ContainerRef container, RepairReport report);
+
+    /**
+     * What the container's loader takes of the driver, where that is news for its owner: a library
+     * that does not match the node's kernel module (Warning, DriverAliasDriverMismatch), or CUDA's
+     * forward-compatibility libraries in use (Normal, DriverAliasForwardCompatibility).
+     */
+    default void driverLoad(ContainerRef container, DriverLoad load) {
+    }
 
     @Override
     void close();

@@ -228,7 +228,7 @@ public final class Agent implements AgentStatus, AutoCloseable {
         Optional<Reported> kept = EndedStarts.kept(e, previous);
         if (kept.isPresent()) {
             // An ended start that is no news (see EndedStarts): its series goes, nothing is counted.
-            metrics.resolved(examinedId);
+            metrics.gone(examinedId);
             history.put(key, kept.get());
             return;
         }

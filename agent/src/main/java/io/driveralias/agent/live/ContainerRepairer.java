@@ -5,7 +5,6 @@ import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
 import io.driveralias.agent.core.ContainerScope;
 import io.driveralias.agent.core.FailureReason;
-import io.driveralias.agent.core.FileNames;
 import io.driveralias.agent.core.LateRepairCause;
 import io.driveralias.agent.core.LruMap;
 import io.driveralias.agent.fs.Errno;
@@ -23,6 +22,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.function.BooleanSupplier;
+import java.util.function.IntSupplier;
 import java.util.function.Predicate;
 
 /**
@@ -38,10 +38,17 @@ public final class ContainerRepairer {
     /**
      * What the agent is configured to look for, the same for every container.
      *
-     * @param hostDriverFile whether a host path is one of the host's own driver files (a declared
-     *                       bind of one is a GPU request)
+     * @param hostDriverFile  whether a host path is one of the host's own driver files (a declared
+     *                        bind of one is a GPU request)
+     * @param hostDriverFiles how many driver files the host has: while none, a container showing only
+     *                        signs of wanting a GPU is looked at, read-only ({@link GpuSigns})
      */
-    public record Settings(List<String> libraryDirectories, Predicate<String> hostDriverFile) {
+    public record Settings(List<String> libraryDirectories, Predicate<String> hostDriverFile, IntSupplier hostDriverFiles) {
+
+        /** A host whose driver is not in question. */
+        public Settings(List<String> libraryDirectories, Predicate<String> hostDriverFile) {
+            this(libraryDirectories, hostDriverFile, () -> Integer.MAX_VALUE);
+        }
     }
 
     private final ContainerRuntime runtime;
@@ -54,6 +61,7 @@ public final class ContainerRepairer {
     private final RuntimeFileSets runtimeFiles;
     private final SameStart sameStart;
     private final GoneContainers gone;
+    private final DriverLooks looks;
     /**
      * Containers whose create found nothing for their start to write: excluded (a pod's sandbox)
      * or asking for no GPU, as their runtime's record says, which does not change. Their start is
@@ -70,6 +78,14 @@ public final class ContainerRepairer {
     /** {@code runtimeFiles}: where the files the runtime added at each start are recorded, for {@code seeder}. */
     public ContainerRepairer(ContainerRuntime runtime, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
                              Settings settings, CreateTimeSeeder seeder, Clock clock, RuntimeFileSets runtimeFiles) {
+        this(runtime, roots, repairer, scope, settings, seeder, clock, runtimeFiles, DriverLooks.OFF);
+    }
+
+    /** {@code looks}: what a GPU container's examination hands on to be looked at afterwards (its loader's driver). */
+    public ContainerRepairer(ContainerRuntime runtime, ContainerRoots roots, RootRepairer repairer, ContainerScope scope,
+                             Settings settings, CreateTimeSeeder seeder, Clock clock, RuntimeFileSets runtimeFiles,
+                             DriverLooks looks) {
+        this.looks = looks;
         this.runtime = runtime;
         this.roots = roots;
         this.repairer = repairer;
@@ -135,40 +151,20 @@ public final class ContainerRepairer {
                 return Optional.of(finish(ref, ContainerOutcome.EXCLUDED, Optional.empty(), info.startedAt(),
                         receivedAt, excluded.get()));
             }
-            Optional<String> notGpu = withoutGpuRequest(info);
+            GpuSigns gpu = GpuSigns.of(info, settings.hostDriverFile());
             if (!info.running()) {
                 return Optional.of(gone.gone(ref, info.startedAt(), processNotBefore(info), receivedAt, "exited before it could be examined",
-                        notGpu.isEmpty() ? GoneContainers.Seen.LACKED : GoneContainers.Seen.NOT_GPU));
+                        gpu.kind() == GpuSigns.Kind.REQUEST ? GoneContainers.Seen.LACKED : GoneContainers.Seen.NOT_GPU));
             }
-            if (notGpu.isPresent()) {
+            boolean strandedSigns = gpu.kind() == GpuSigns.Kind.SIGNS_ONLY && settings.hostDriverFiles().getAsInt() == 0;
+            if (gpu.kind() != GpuSigns.Kind.REQUEST && !strandedSigns) {
                 return Optional.of(finish(ref, ContainerOutcome.NO_DRIVER, Optional.empty(), info.startedAt(),
-                        receivedAt, notGpu.get()));
+                        receivedAt, gpu.detail()));
             }
-            return Optional.of(repairRunning(info, ref, receivedAt, mode));
+            // Signs alone are looked at, never written: what they count for is the node's missing driver.
+            return Optional.of(withDriverLook(repairRunning(info, ref, receivedAt, strandedSigns ? RootRepairer.Mode.DRY_RUN : mode),
+                    info));
         }
-    }
-
-    /**
-     * Why the agent will not touch this container, if it did not ask for a GPU: no GPU request
-     * in its configuration, and no bind of one of the host's own driver files. Whatever the image
-     * holds (files named like driver libraries, a loader cache) is then none of the agent's business.
-     */
-    private Optional<String> withoutGpuRequest(ContainerInfo info) {
-        if (info.gpu().requested()) {
-            return Optional.empty();
-        }
-        boolean driverNamed = false;
-        for (ContainerInfo.Mount m : info.mounts()) {
-            if ("bind".equals(m.type()) && FileNames.hasDriverVersion(FileNames.baseName(m.destination()))) {
-                if (settings.hostDriverFile().test(m.source())) {
-                    return Optional.empty();
-                }
-                driverNamed = true;
-            }
-        }
-        return Optional.of(driverNamed
-                ? "no GPU request: its driver-named mounts are not the host's driver files (nothing written)"
-                : "no GPU request (nothing written)");
     }
 
     /**
@@ -218,7 +214,7 @@ public final class ContainerRepairer {
     }
 
     private void rememberIfPlain(ContainerInfo info) {
-        if (scope.exclusion(info).isPresent() || withoutGpuRequest(info).isPresent()) {
+        if (scope.exclusion(info).isPresent() || GpuSigns.of(info, settings.hostDriverFile()).kind() != GpuSigns.Kind.REQUEST) {
             plain.add(info.id());
         }
     }
@@ -300,6 +296,14 @@ public final class ContainerRepairer {
         // The aliases were not provably there at the first instruction: say why.
         return result.late(FirstInstruction.cause(skipped, seed != null, addedAtStart, createWork.enabled(),
                 info.overlay().isPresent()));
+    }
+
+    /** A GPU container the examination opened and repaired (or could not): what its loader takes, to be looked at later. */
+    private Examination withDriverLook(Examination e, ContainerInfo info) {
+        boolean opened = e.outcome() == ContainerOutcome.REPAIRED || e.outcome() == ContainerOutcome.HEALTHY
+                || e.outcome() == ContainerOutcome.FAILED;
+        return e.report().filter(r -> opened).map(r -> e.withDriverLook(looks.of(info, r, () -> sameStart.requireSameStart(info))))
+                .orElse(e);
     }
 
     /**

@@ -20,25 +20,35 @@ import java.util.Optional;
  * @param lateCause  for a GPU container repaired after its first instruction: why not before it
  * @param processStartedAt when the container's process started, as its kernel says (the
  *                   runtime's own record can be later than the process's first instruction)
+ * @param driverLook what its loader takes of the driver, looked at when asked (after the examination)
  */
 public record Examination(ContainerRef container, ContainerOutcome outcome, Optional<RepairReport> report,
                           Optional<Instant> startedAt, Instant receivedAt, Instant verifiedAt, String detail,
-                          Optional<LateRepairCause> lateCause, Optional<Instant> processStartedAt) {
+                          Optional<LateRepairCause> lateCause, Optional<Instant> processStartedAt,
+                          DriverLooks.Look driverLook) {
 
     public Examination(ContainerRef container, ContainerOutcome outcome, Optional<RepairReport> report,
                        Optional<Instant> startedAt, Instant receivedAt, Instant verifiedAt, String detail) {
-        this(container, outcome, report, startedAt, receivedAt, verifiedAt, detail, Optional.empty(), Optional.empty());
+        this(container, outcome, report, startedAt, receivedAt, verifiedAt, detail, Optional.empty(), Optional.empty(),
+                DriverLooks.Look.NONE);
     }
 
     /** This examination, with why the aliases were not in place before the container started. */
     public Examination late(LateRepairCause cause) {
         return new Examination(container, outcome, report, startedAt, receivedAt, verifiedAt, detail, Optional.of(cause),
-                processStartedAt);
+                processStartedAt, driverLook);
     }
 
     /** This examination, with when the container's process started as the kernel says. */
     public Examination processStarted(Optional<Instant> at) {
-        return new Examination(container, outcome, report, startedAt, receivedAt, verifiedAt, detail, lateCause, at);
+        return new Examination(container, outcome, report, startedAt, receivedAt, verifiedAt, detail, lateCause, at,
+                driverLook);
+    }
+
+    /** This examination, with the look at what its loader takes of the driver. */
+    public Examination withDriverLook(DriverLooks.Look look) {
+        return new Examination(container, outcome, report, startedAt, receivedAt, verifiedAt, detail, lateCause,
+                processStartedAt, look);
     }
 
     /**

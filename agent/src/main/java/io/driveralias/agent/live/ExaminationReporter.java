@@ -3,6 +3,8 @@ package io.driveralias.agent.live;
 import io.driveralias.agent.core.ActionKind;
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
+import io.driveralias.agent.core.DriverLoad;
+import io.driveralias.agent.core.DriverLoadText;
 import io.driveralias.agent.core.LateRepairCause;
 import io.driveralias.agent.core.Printable;
 import io.driveralias.agent.kube.PodEvents;
@@ -26,8 +28,16 @@ import java.util.Optional;
  */
 public final class ExaminationReporter {
 
-    /** What was last reported for a container: enough to tell a repeat from news. */
-    public record Reported(Optional<Instant> startedAt, ContainerOutcome outcome, String summary) {
+    /**
+     * What was last reported for a container: enough to tell a repeat from news.
+     *
+     * @param driver what its loader takes of the driver, as last said ("" before, or for no GPU container)
+     */
+    public record Reported(Optional<Instant> startedAt, ContainerOutcome outcome, String summary, String driver) {
+
+        public Reported(Optional<Instant> startedAt, ContainerOutcome outcome, String summary) {
+            this(startedAt, outcome, summary, "");
+        }
     }
 
     private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(ExaminationReporter.class);
@@ -68,8 +78,47 @@ public final class ExaminationReporter {
                 LOG.debug("container {} ({}): still {}: {}", ref.shortId(), ref.displayName(), e.outcome().label(),
                         summary);
             }
+            // What the loader takes is looked at once per start and outcome: a reconcile that finds
+            // the same start in the same state reads nothing more of it.
+            String before = sameStart ? previous.get().driver() : null;
+            String driver = counted && !before.isEmpty() ? before
+                    : e.driverLook().take().map(load -> driver(e, load, before)).orElse(before == null ? "" : before);
+            return new Reported(e.startedAt(), e.outcome(), summary, driver);
         }
-        return new Reported(e.startedAt(), e.outcome(), summary);
+    }
+
+    /**
+     * What a GPU container's loader takes of the driver: counted once per start, its series set
+     * while it does not match the node's module, and said (log line, Event) when it is news.
+     *
+     * @param before what was said of this start before, or null for a start not reported yet
+     * @return what is said now
+     */
+    private String driver(Examination e, DriverLoad load, String before) {
+        ContainerRef ref = e.container();
+        if (load.verdict().mismatch()) {
+            metrics.driverMismatch(ref, load);
+        } else {
+            metrics.driverMatched(ref.id());
+        }
+        String sentence = DriverLoadText.sentence(load);
+        String said = load.verdict().label() + ": " + sentence;
+        if (before == null || before.isEmpty()) {
+            metrics.containerDriver(load.verdict());
+        }
+        if (said.equals(before)) {
+            return said;
+        }
+        if (load.verdict().mismatch()) {
+            LOG.warn("GPU container {} ({}): {}; {}{}", ref.shortId(), ref.displayName(), sentence, DriverLoadText.advice(load),
+                    image(ref));
+        } else if (load.verdict() == DriverLoad.Verdict.COMPAT) {
+            LOG.info("GPU container {} ({}): {}{}", ref.shortId(), ref.displayName(), sentence, image(ref));
+        } else {
+            LOG.debug("GPU container {} ({}) loads {}", ref.shortId(), ref.displayName(), sentence);
+        }
+        podEvents.driverLoad(ref, load);
+        return said;
     }
 
     private void count(Examination e) {

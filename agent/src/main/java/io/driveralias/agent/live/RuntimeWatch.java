@@ -100,11 +100,11 @@ final class RuntimeWatch implements ContainerEvents.Listener {
                             event.pid());
                 }
             }
-            case EXITED -> metrics.resolved(event.containerId());
+            case EXITED -> metrics.gone(event.containerId());
             case REMOVED -> {
                 nriPlain.forget(key);
                 watched.repairer().forget(event.containerId());
-                metrics.resolved(event.containerId());
+                metrics.gone(event.containerId());
             }
         }
     }

@@ -55,11 +55,17 @@ final class AgentStateGauges {
                 .register(registry);
     }
 
+    /** What {@code driver_alias_unmatched_driver_files_total} reads, held as long as these meters. */
+    private volatile LongSupplier unmatchedSource;
+
     void hostDriverFiles(IntSupplier found, LongSupplier unmatched) {
         Gauge.builder(HOST_DRIVER_FILES, found, f -> f.getAsInt())
                 .description("The driver's files the agent found on the host; 0: it can repair no container")
                 .strongReference(true)
                 .register(registry);
+        // Micrometer holds a function counter's object weakly (its builder cannot say otherwise): kept
+        // here, or once the collector took this method reference the counter would show 0 for good.
+        unmatchedSource = unmatched;
         FunctionCounter.builder(UNMATCHED_DRIVER_FILES, unmatched, u -> u.getAsLong())
                 .description("Driver-named files in containers that are none of the host's driver files")
                 .register(registry);

@@ -3,6 +3,7 @@ package io.driveralias.agent.metrics;
 import io.driveralias.agent.config.BuildVersion;
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
+import io.driveralias.agent.core.DriverLoad;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.LateRepairCause;
 import io.micrometer.core.instrument.Counter;
@@ -50,6 +51,7 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     private static final String KUBERNETES_EVENTS = "driver.alias.kubernetes.events";
     private static final String QUEUE_REFUSED = "driver.alias.queue.refused";
     private static final String REPAIRED_AFTER_START = "driver.alias.repaired.after.start";
+    private static final String CONTAINER_DRIVER = "driver.alias.container.driver";
     /** Micrometer's Prometheus registry turns a gauge whose name ends in ".info" into an info metric. */
     private static final String BUILD_INFO = "driver.alias.build.info";
 
@@ -100,6 +102,9 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
         }
         for (LateRepairCause cause : LateRepairCause.values()) {
             repairedAfterStart(cause, 0);
+        }
+        for (DriverLoad.Verdict loads : DriverLoad.Verdict.values()) {
+            containerDriver(loads, 0);
         }
         for (String result : java.util.List.of("sent", "dropped", "failed")) {
             kubernetesEvents(result);
@@ -178,6 +183,29 @@ public final class MicrometerRepairMetrics implements RepairMetrics, AutoCloseab
     @Override
     public void resolved(String containerId) {
         unrepaired.resolved(containerId);
+    }
+
+    @Override
+    public void containerDriver(DriverLoad.Verdict loads) {
+        containerDriver(loads, 1);
+    }
+
+    private void containerDriver(DriverLoad.Verdict loads, int containers) {
+        Counter.builder(CONTAINER_DRIVER)
+                .description("GPU containers examined, by what their loader takes of the driver")
+                .tag("loads", loads.label())
+                .register(registry)
+                .increment(containers);
+    }
+
+    @Override
+    public void driverMismatch(ContainerRef container, DriverLoad load) {
+        unrepaired.driverMismatch(container, load);
+    }
+
+    @Override
+    public void driverMatched(String containerId) {
+        unrepaired.driverMatched(containerId);
     }
 
     @Override

@@ -69,8 +69,14 @@ public interface RepairMetrics {
             FailureReason.UNSAFE_PATH, FailureReason.TOO_LARGE, FailureReason.PERMISSION, FailureReason.IO, FailureReason.DOCKER_ERROR,
             FailureReason.RUNTIME_ERROR, FailureReason.CONTAINER_GONE);
 
-    /** The container was fixed, or is gone: its unrepaired series disappears. */
+    /** The container was fixed: its unrepaired series disappears. */
     default void resolved(String containerId) {
+    }
+
+    /** The container ended or is gone: every series of its own disappears (unrepaired, driver mismatch). */
+    default void gone(String containerId) {
+        resolved(containerId);
+        driverMatched(containerId);
     }
 
     /**
@@ -124,6 +130,26 @@ public interface RepairMetrics {
      * replaced when the node's driver changes (the kernel module against the host's user-space files).
      */
     default void hostDriverState(io.driveralias.agent.core.HostDriverState state) {
+    }
+
+    /**
+     * {@code driver_alias_container_driver_total{loads}}: a GPU container examined, by what its loader
+     * takes of the driver ({@link io.driveralias.agent.core.DriverLoad.Verdict}), once per start.
+     */
+    default void containerDriver(io.driveralias.agent.core.DriverLoad.Verdict loads) {
+    }
+
+    /**
+     * The container will load a driver library that does not match the node's kernel module: sets
+     * {@code driver_alias_container_driver_mismatch{namespace,pod,container,container_id,loads,library,version}}
+     * to 1 (one series per container, replaced when what it loads changes). {@link #driverMatched}
+     * and {@link #resolved} take it away.
+     */
+    default void driverMismatch(ContainerRef container, io.driveralias.agent.core.DriverLoad load) {
+    }
+
+    /** The container loads a driver that matches (or is looked at no more): its mismatch series goes. */
+    default void driverMatched(String containerId) {
     }
 
     /** {@code driver_alias_reconcile_last_success_timestamp_seconds}. */

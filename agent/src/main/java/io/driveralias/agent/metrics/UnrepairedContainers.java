@@ -1,6 +1,7 @@
 package io.driveralias.agent.metrics;
 
 import io.driveralias.agent.core.ContainerRef;
+import io.driveralias.agent.core.DriverLoad;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.PodRef;
 import io.driveralias.agent.core.Printable;
@@ -14,7 +15,8 @@ import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The series of the containers still missing an alias: their count, and one gauge per container
- * that lives only while it is unrepaired. Apart from {@link MicrometerRepairMetrics} because
+ * that lives only while it is unrepaired; and of the GPU containers that will load a driver not
+ * matching the node's module, one gauge each while they do. Apart from {@link MicrometerRepairMetrics} because
  * these are the only series whose labels come from containers (names, ids, pods), so their
  * escaping and capping is kept in one place.
  */
@@ -22,6 +24,7 @@ final class UnrepairedContainers {
 
     private static final String UNREPAIRED_CONTAINERS = "driver.alias.unrepaired.containers";
     private static final String CONTAINER_UNREPAIRED = "driver.alias.container.unrepaired";
+    private static final String CONTAINER_DRIVER_MISMATCH = "driver.alias.container.driver.mismatch";
     /** Kubernetes names are at most 253 characters; a Docker label can be anything. */
     private static final int MAX_CONTAINER_LABEL = 253;
 
@@ -30,6 +33,7 @@ final class UnrepairedContainers {
 
     private final MeterRegistry registry;
     private final Map<String, Series> unrepaired = new ConcurrentHashMap<>();
+    private final Map<String, Series> mismatched = new ConcurrentHashMap<>();
 
     UnrepairedContainers(MeterRegistry registry) {
         this.registry = registry;
@@ -40,24 +44,43 @@ final class UnrepairedContainers {
     }
 
     void unrepaired(ContainerRef container, Collection<FailureReason> reasons) {
-        Tags tags = containerTags(container).and("reason", RepairMetrics.mainReason(reasons).label());
-        unrepaired.compute(container.id(), (id, old) -> {
+        set(unrepaired, container.id(), containerTags(container).and("reason", RepairMetrics.mainReason(reasons).label()),
+                CONTAINER_UNREPAIRED, "1 for each running in-scope container still missing a driver alias");
+    }
+
+    void resolved(String containerId) {
+        remove(unrepaired, containerId);
+    }
+
+    /** The library named is the one the container's verdict is about; its version as its file's name says. */
+    void driverMismatch(ContainerRef container, DriverLoad load) {
+        DriverLoad.Loaded library = load.principal().orElseThrow();
+        set(mismatched, container.id(), containerTags(container).and("loads", load.verdict().label())
+                        .and("library", labelValue(library.soname())).and("version", labelValue(library.version().orElse(""))),
+                CONTAINER_DRIVER_MISMATCH, "1 for each running GPU container that will load a driver library not matching"
+                        + " the node's kernel module");
+    }
+
+    void driverMatched(String containerId) {
+        remove(mismatched, containerId);
+    }
+
+    /** One series per container in {@code family}, replaced when its labels change. */
+    private void set(Map<String, Series> family, String containerId, Tags tags, String name, String description) {
+        family.compute(containerId, (id, old) -> {
             if (old != null && old.tags().equals(tags)) {
                 return old;
             }
             if (old != null) {
                 registry.remove(old.gauge());
             }
-            Meter gauge = Gauge.builder(CONTAINER_UNREPAIRED, () -> 1)
-                    .description("1 for each running in-scope container still missing a driver alias")
-                    .tags(tags)
-                    .register(registry);
+            Meter gauge = Gauge.builder(name, () -> 1).description(description).tags(tags).register(registry);
             return new Series(tags, gauge);
         });
     }
 
-    void resolved(String containerId) {
-        unrepaired.computeIfPresent(containerId, (id, series) -> {
+    private void remove(Map<String, Series> family, String containerId) {
+        family.computeIfPresent(containerId, (id, series) -> {
             registry.remove(series.gauge());
             return null;
         });

@@ -127,6 +127,11 @@ public final class HostDriverFiles {
         return Optional.ofNullable(known);
     }
 
+    /** The host's driver file {@code stat} describes, as last found: no rescan, nothing counted (a second look at a file). */
+    public Optional<HostDriverFile> known(FileStat stat) {
+        return Optional.ofNullable(current().get(new Identity(stat.dev(), stat.inode())));
+    }
+
     /**
      * How many driver files the host has, as last found; while that is none, looked for again if
      * the last scan is a rescan interval old. 0 means the agent can repair no container.

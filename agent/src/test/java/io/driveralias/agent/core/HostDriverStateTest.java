@@ -24,7 +24,9 @@ class HostDriverStateTest {
         HostDriverState installing = HostDriverState.of(Optional.empty(), List.of("535.104.05"));
 
         assertThat(installing.state()).isEqualTo(HostDriverState.State.NO_MODULE);
-        assertThat(installing.reference()).as("judged against the host's files then").contains("535.104.05");
+        assertThat(installing.reference(List.of("535.104.05"))).as("judged against the host's files then").contains("535.104.05");
+        assertThat(HostDriverState.of(Optional.empty(), List.of("535.104.05", "535.183.01")).reference(List.of("535.104.05",
+                "535.183.01"))).as("of two versions and no module, which one a container needs is not known").isEmpty();
         assertThat(installing.describe()).contains("no NVIDIA kernel module is loaded");
         assertThat(HostDriverState.of(Optional.empty(), List.of()).state()).isEqualTo(HostDriverState.State.NO_MODULE);
         assertThat(HostDriverState.of(Optional.of("535.104.05"), List.of()).state())
@@ -37,6 +39,7 @@ class HostDriverStateTest {
 
         assertThat(text).contains("kernel module is 535.104.05", "libraries are 535.183.01",
                 "Driver/library version mismatch", "reloaded or the node rebooted (drain it first)");
-        assertThat(HostDriverState.of(Optional.of("535.104.05"), List.of("535.183.01")).reference()).contains("535.104.05");
+        assertThat(HostDriverState.of(Optional.of("535.104.05"), List.of("535.183.01")).reference(List.of("535.183.01")))
+                .contains("535.104.05");
     }
 }

@@ -74,6 +74,7 @@ class MetricsScrapeTest {
         metrics.hostDriverFiles(() -> 14, () -> 0);
         metrics.hostDriverState(new io.driveralias.agent.core.HostDriverState(
                 io.driveralias.agent.core.HostDriverState.State.MISMATCH, Optional.of("535.104.05"), Optional.of("535.183.01")));
+        metrics.driverMismatch(CONTAINER, io.driveralias.agent.testing.DriverLoads.imageCopy());
 
         HttpResponse<String> response = scrape();
 

@@ -80,6 +80,8 @@ class PrometheusScrapeIT {
     /** The same with a stale libcuda.so.1 in the image: it points at another driver's file, which is not there. */
     private static final String STALE_IMAGE = "daa-test/prom-scrape-stale:1";
     private static final String STALE_TARGET = "libcuda.so.470.57.02";
+    /** One of the GPU containers' images also ships its own libcuda.so.1 (a build-time stub) that its loader cache lists first. */
+    private static final String COPY_IMAGE = "daa-test/prom-scrape-copy:1";
     /** The shipped ServiceMonitor and the Service it selects. */
     private static final String SERVICE_MONITOR = "k8s/overlays/prometheus-operator/servicemonitor.yaml";
     private static final String SERVICE = "k8s/base/050-service.yaml";
@@ -139,6 +141,11 @@ class PrometheusScrapeIT {
         String stale = TestImages.image(docker, "prom-scrape-stale", DEBIAN_LIB, root -> Files.createSymbolicLink(
                 root.resolve(DEBIAN_LIB.substring(1)).resolve("libcuda.so.1"), Path.of(STALE_TARGET)));
         assertThat(stale).isEqualTo(STALE_IMAGE);
+        String copy = TestImages.image(docker, "prom-scrape-copy", DEBIAN_LIB, root -> {
+            io.driveralias.agent.testing.NativeLibraries.compile(root.resolve("usr/lib64"), "libcuda.so.1", "libcuda.so.1");
+            io.driveralias.agent.testing.Processes.check(List.of("ldconfig", "-X", "-r", root.toString()));
+        });
+        assertThat(copy).isEqualTo(COPY_IMAGE);
         socket = Path.of(docker.host().substring("unix://".length()));
         // Not there yet: the agent starts while Docker is unreachable (see the first test).
         link = Files.createTempDirectory("daa-prom-socket-").resolve("docker.sock");
@@ -250,7 +257,7 @@ class PrometheusScrapeIT {
         Assumptions.assumeTrue(probe("/readyz") == 200, "the agent never became ready (see the first test)");
         long t0 = System.nanoTime();
         for (int i = 0; i < GPU_CONTAINERS; i++) {
-            gpuIds.add(containers.start(IMAGE, DEBIAN_LIB));
+            gpuIds.add(containers.start(i == GPU_CONTAINERS - 1 ? COPY_IMAGE : IMAGE, DEBIAN_LIB));
         }
         staleId = containers.start(STALE_IMAGE, DEBIAN_LIB);
         String uid = UUID.randomUUID().toString();
@@ -596,8 +603,13 @@ class PrometheusScrapeIT {
                 .contains(readOnlyId).contains(instance).contains("node test-node");
         JsonNode failing = awaitAlert("DriverAliasRepairFailures", "pending", Map.of("reason", "read_only"));
         assertThat(failing.path("annotations").path("summary").asText()).contains("read_only").contains(instance);
+        // The GPU container whose image ships its own libcuda.so.1, listed first in its loader cache.
+        JsonNode copy = awaitAlert("DriverAliasContainerDriverMismatch", "pending", Map.of("container_id", gpuIds.getLast()));
+        assertThat(copy.path("labels").path("loads").asText()).isEqualTo("image");
+        assertThat(copy.path("annotations").path("summary").asText()).contains("loads a libcuda.so.1 that does not match");
 
-        Set<String> expectedActive = Set.of("DriverAliasUnrepairedContainer", "DriverAliasRepairFailures");
+        Set<String> expectedActive = Set.of("DriverAliasUnrepairedContainer", "DriverAliasRepairFailures",
+                "DriverAliasContainerDriverMismatch");
         try {
             AgentProcess.awaitTrue("the active alerts to be " + expectedActive + " and only those", LONG,
                     () -> activeAlerts().equals(expectedActive));

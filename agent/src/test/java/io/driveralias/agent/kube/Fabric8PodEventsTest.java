@@ -3,6 +3,8 @@ package io.driveralias.agent.kube;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.core.ContainerRef;
+import io.driveralias.agent.core.DriverLoad;
+import io.driveralias.agent.testing.DriverLoads;
 import io.driveralias.agent.repair.RepairReport;
 import io.fabric8.kubernetes.api.model.Event;
 import io.fabric8.kubernetes.client.Config;
@@ -128,6 +130,43 @@ class Fabric8PodEventsTest {
         assertThat(e.getMessage()).contains("read_only: the container's root filesystem is read-only: mount the"
                 + " driver with its aliases or make the library directory writable");
         assertThat(e.getInvolvedObject().getFieldPath()).isEqualTo("spec.containers{jupyter}");
+    }
+
+    /** What an ML engineer reads in kubectl describe pod: which file wins over the node's driver, and what to change. */
+    @Test
+    void anImagesOwnDriverCopyBecomesAWarningThatNamesItAndTheNodesDriver() throws Exception {
+        start(Fabric8PodEvents.Settings.DEFAULTS);
+
+        events.driverLoad(Reports.container("ml", "train-0", "trainer"),
+                DriverLoads.imageCopy());
+        metrics.awaitEventsTotal(1, WAIT);
+
+        Event e = stored("ml").getFirst();
+        assertThat(e.getType()).isEqualTo("Warning");
+        assertThat(e.getReason()).isEqualTo("DriverAliasDriverMismatch");
+        assertThat(e.getMessage()).startsWith("The image's own libcuda.so.1 (470.256.02) is loaded instead of the node's driver"
+                + " 535.104.05 (/usr/local/lib/libcuda.so.470.256.02, through its /etc/ld.so.cache).")
+                .contains("remove the driver's libraries from the image");
+        assertThat(e.getInvolvedObject().getFieldPath()).isEqualTo("spec.containers{trainer}");
+    }
+
+    @Test
+    void forwardCompatibilityInUseIsNormalAndTheNodesOwnDriverIsNoNews() throws Exception {
+        start(Fabric8PodEvents.Settings.DEFAULTS);
+
+        events.driverLoad(Reports.container("ml", "plain", "c"),
+                DriverLoads.libcuda(DriverLoad.Source.NODE, "/usr/lib/x86_64-linux-gnu/libcuda.so.535.104.05", "535.104.05", Optional.empty()));
+        events.driverLoad(Reports.container("ml", "compat", "c"), DriverLoads.libcuda(DriverLoad.Source.COMPAT,
+                "/usr/local/cuda-12.9/compat/libcuda.so.575.57.08", "575.57.08",
+                Optional.of(new DriverLoad.Compat("/usr/local/cuda-12.9/compat", Optional.of("12.9"), List.of(535, 575), true))));
+        metrics.awaitEventsTotal(1, WAIT);
+
+        List<Event> stored = stored("ml");
+        assertThat(stored).extracting(Event::getReason).containsExactly("DriverAliasForwardCompatibility");
+        assertThat(stored.getFirst().getType()).isEqualTo("Normal");
+        assertThat(stored.getFirst().getInvolvedObject().getName()).isEqualTo("compat");
+        assertThat(stored.getFirst().getMessage()).startsWith("CUDA forward compatibility: the image's libcuda.so.1 (575.57.08,"
+                + " CUDA 12.9, enabled by NVIDIA's hook) is loaded over the node's driver 535.104.05");
     }
 
     @Test

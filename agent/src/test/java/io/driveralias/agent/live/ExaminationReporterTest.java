@@ -9,6 +9,8 @@ import ch.qos.logback.core.read.ListAppender;
 import io.driveralias.agent.core.ActionKind;
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
+import io.driveralias.agent.core.DriverLoad;
+import io.driveralias.agent.testing.DriverLoads;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.LinkAction;
 import io.driveralias.agent.core.PodRef;
@@ -159,10 +161,61 @@ class ExaminationReporterTest {
                 .contains("p\\n2026-11-30T10:00:00.000Z INFO").contains("img\\nINFO");
     }
 
+    /** An examination whose look at the loader answers {@code load}, counting how often it is taken. */
+    private static Examination looking(ContainerOutcome outcome, DriverLoad load, int[] takes) {
+        return examination(outcome, List.of(link(ActionKind.CREATE, "libcuda.so.1", LinkStatus.APPLIED, null)), STARTED)
+                .withDriverLook(() -> {
+                    takes[0]++;
+                    return Optional.of(load);
+                });
+    }
+
+    @Test
+    void anImagesOwnCopyIsSaidOnceCountedOncePerStartAndItsSeriesLivesUntilTheContainerGoes() {
+        int[] takes = {0};
+        Examination e = looking(ContainerOutcome.REPAIRED, DriverLoads.imageCopy(), takes);
+
+        ExaminationReporter.Reported first = reporter.report(e, Optional.empty());
+        // The reconciles that follow find the same start in the same state.
+        ExaminationReporter.Reported again = reporter.report(e, Optional.of(first));
+        reporter.report(e, Optional.of(again));
+
+        assertThat(takes[0]).as("the loader read once per start and outcome").isEqualTo(1);
+        assertThat(metrics.driverVerdicts()).containsExactly(DriverLoad.Verdict.IMAGE);
+        assertThat(metrics.mismatched()).containsExactly(REF.id());
+        assertThat(events.driverLoads).isEqualTo(1);
+        assertThat(lines(Level.WARN)).singleElement().asString()
+                .contains("GPU container c0ffee000000 (ml/train-0/main): the image's own libcuda.so.1 (470.256.02) is loaded"
+                        + " instead of the node's driver 535.104.05")
+                .contains("remove the driver's libraries from the image");
+
+        metrics.gone(REF.id());
+        assertThat(metrics.mismatched()).isEmpty();
+    }
+
+    @Test
+    void theNodesOwnDriverIsCountedAndSaidOnlyAtDebug() {
+        DriverLoad node = DriverLoads.libcuda(DriverLoad.Source.NODE, DIR + "/libcuda.so.535.104.05", "535.104.05",
+                Optional.empty());
+
+        reporter.report(looking(ContainerOutcome.REPAIRED, node, new int[1]), Optional.empty());
+
+        assertThat(metrics.driverVerdicts()).containsExactly(DriverLoad.Verdict.NODE);
+        assertThat(metrics.mismatched()).isEmpty();
+        assertThat(lines(Level.WARN)).isEmpty();
+        assertThat(events.driverLoads).as("the Event sender decides; the node's driver sends nothing").isEqualTo(1);
+    }
+
     /** Counts the Events the reporter asked for. */
     static final class FakePodEvents implements PodEvents {
         int repaired;
         int failed;
+        int driverLoads;
+
+        @Override
+        public void driverLoad(ContainerRef container, DriverLoad load) {
+            driverLoads++;
+        }
 
         @Override
         public void repaired(ContainerRef container, RepairReport report) {

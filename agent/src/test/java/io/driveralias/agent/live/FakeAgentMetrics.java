@@ -85,6 +85,33 @@ final class FakeAgentMetrics implements RepairMetrics {
         unrepaired.remove(containerId);
     }
 
+    private final List<io.driveralias.agent.core.DriverLoad.Verdict> driverVerdicts = new ArrayList<>();
+    private final java.util.Set<String> mismatched = new java.util.LinkedHashSet<>();
+
+    @Override
+    public synchronized void containerDriver(io.driveralias.agent.core.DriverLoad.Verdict loads) {
+        driverVerdicts.add(loads);
+    }
+
+    @Override
+    public synchronized void driverMismatch(io.driveralias.agent.core.ContainerRef container,
+                                            io.driveralias.agent.core.DriverLoad load) {
+        mismatched.add(container.id());
+    }
+
+    @Override
+    public synchronized void driverMatched(String containerId) {
+        mismatched.remove(containerId);
+    }
+
+    synchronized List<io.driveralias.agent.core.DriverLoad.Verdict> driverVerdicts() {
+        return List.copyOf(driverVerdicts);
+    }
+
+    synchronized List<String> mismatched() {
+        return List.copyOf(mismatched);
+    }
+
     private final List<io.driveralias.agent.core.LateRepairCause> late = new ArrayList<>();
     private volatile Boolean ownPodVisible;
 

@@ -56,16 +56,22 @@ class HostlessCheckTest {
     }
 
     private int check(boolean json) {
+        return check(json, emptyHost::foundCount);
+    }
+
+    /** {@code hostFiles}: how many driver files the host has, as the agent is told by its scan. */
+    private int check(boolean json, java.util.function.IntSupplier hostFiles) {
         PathResolver resolver = PathResolver.detect(false);
         HostRoot host = new HostRoot(dir.resolve("host-proc").toString(), resolver);
         ContainerRepairer repairer = new ContainerRepairer(runtime, new ContainerRoots(dir.resolve("host-proc").toString(), resolver),
                 new RootRepairer(new DriverLocator(new SonameCache(64), host, emptyHost), new AliasPlanner(false)),
                 new ContainerScope(List.of(), List.of()),
-                new ContainerRepairer.Settings(List.of(ContainerFixtures.LIB), path -> emptyHost.atHostPath(path).isPresent()),
+                new ContainerRepairer.Settings(List.of(ContainerFixtures.LIB), path -> emptyHost.atHostPath(path).isPresent(),
+                        hostFiles),
                 null, Clock.systemUTC());
         return new ContainersCommand(List.of(new ContainersCommand.Target(runtime, repairer)), Clock.systemUTC(),
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8))
-                .withHostDriver(new ContainersCommand.HostDriver(emptyHost::foundCount, emptyHost.directories()))
+                .withHostDriver(new ContainersCommand.HostDriver(hostFiles, emptyHost.directories()))
                 .run(List.of(), RootRepairer.Mode.DRY_RUN, true, json);
     }
 
@@ -83,6 +89,39 @@ class HostlessCheckTest {
         assertThat(err.toString(StandardCharsets.UTF_8)).contains("no NVIDIA driver files on this host in [" + looked + "]")
                 .contains("1 GPU container(s) run").contains("--host-lib-dir");
         assertThat(emptyHost.unmatched()).as("the container's driver file, none of the host's").isPositive();
+    }
+
+    /**
+     * The platform's own case with the driver one directory away: its files bind-mounted into the
+     * container with NVIDIA_VISIBLE_DEVICES=all, no GPU runtime, from a directory the agent does not
+     * scan. Signs of a GPU, no request: looked at read-only, and loud, since the host shows no driver.
+     */
+    @Test
+    void signsOfAGpuWithoutARequestOnAHostWithoutDriverFilesFailTheCheckToo() throws Exception {
+        ContainerInfo bound = fixtures.gpuContainer(ContainerFixtures.newId(), STARTED).toBuilder()
+                .gpu(GpuRequest.of("runc", false, List.of("NVIDIA_VISIBLE_DEVICES=all"), false, false)).build();
+        runtime.put(bound);
+
+        assertThat(check(false)).isEqualTo(ExitCodes.UNREPAIRED);
+
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains(bound.id().substring(0, 12))
+                .contains("no_driver (a GPU container, and the agent finds no driver files on the host: not repairable)");
+        assertThat(err.toString(StandardCharsets.UTF_8)).contains("no NVIDIA driver files on this host in [" + looked + "]")
+                .contains("1 GPU container(s) run");
+        assertThat(emptyHost.unmatched()).as("its bound driver file, none of the host's").isPositive();
+    }
+
+    /** The same binds on a host whose driver the agent finds: a neighbour without a GPU request, left alone. */
+    @Test
+    void theSameSignsBesideAFoundDriverAreANeighbourLeftAlone() throws Exception {
+        runtime.put(fixtures.gpuContainer(ContainerFixtures.newId(), STARTED).toBuilder()
+                .gpu(GpuRequest.of("runc", false, List.of("NVIDIA_VISIBLE_DEVICES=all"), false, false)).build());
+
+        assertThat(check(false, () -> 12)).isEqualTo(ExitCodes.HEALTHY);
+
+        assertThat(out.toString(StandardCharsets.UTF_8)).contains("no_driver (no GPU request: its driver-named mounts are not"
+                + " the host's driver files (nothing written))");
+        assertThat(err.toString(StandardCharsets.UTF_8)).isEmpty();
     }
 
     @Test

@@ -18,7 +18,8 @@ class AlertRulesTest {
             "DriverAliasUnrepairedContainer", "DriverAliasAgentDown", "DriverAliasAgentMissing",
             "DriverAliasRuntimeDisconnected",
             "DriverAliasRepairFailures", "DriverAliasReconcileStale", "DriverAliasRepairsAfterStart",
-            "DriverAliasRuntimeNotWatched", "DriverAliasNoHostDriver", "DriverAliasDriverLibraryMismatch");
+            "DriverAliasRuntimeNotWatched", "DriverAliasNoHostDriver", "DriverAliasDriverLibraryMismatch",
+            "DriverAliasContainerDriverMismatch");
     private static final String RUNBOOK = "https://github.com/driver-alias/driver-alias-agent/blob/main/docs/runbook.md#";
 
     @Test

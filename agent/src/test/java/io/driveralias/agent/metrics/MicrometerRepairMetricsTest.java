@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.driveralias.agent.core.ContainerOutcome;
 import io.driveralias.agent.core.ContainerRef;
+import io.driveralias.agent.core.DriverLoad;
+import io.driveralias.agent.testing.DriverLoads;
 import io.driveralias.agent.core.FailureReason;
 import io.driveralias.agent.core.HostDriverState;
 import io.driveralias.agent.core.PodRef;
@@ -417,6 +419,39 @@ class MicrometerRepairMetricsTest {
         metrics.kubernetesEvent("sent");
         metrics.hostDriverFiles(() -> 4, () -> 0);
         metrics.hostDriverState(HostDriverState.of(Optional.of("535.104.05"), List.of("535.104.05")));
+        metrics.containerDriver(DriverLoad.Verdict.IMAGE);
+        metrics.driverMismatch(POD_CONTAINER, DriverLoads.imageCopy());
+    }
+
+    /**
+     * The agent hands the counter a method reference that nothing else holds: held weakly, a
+     * collection took it and the counter showed 0 for good, so DriverAliasNoHostDriver could never fire.
+     */
+    @Test
+    void theUnmatchedCounterStillFollowsItsSourceAfterACollection() {
+        java.util.concurrent.atomic.AtomicLong unmatched = new java.util.concurrent.atomic.AtomicLong();
+        metrics.hostDriverFiles(() -> 0, unmatched::get);
+        scrape();
+        for (int i = 0; i < 3; i++) {
+            System.gc();
+        }
+        unmatched.set(3);
+
+        assertThat(scrape().value("driver_alias_unmatched_driver_files_total", Map.of())).isEqualTo(3);
+    }
+
+    /** One series per GPU container loading a mismatched driver, with what it loads; gone with the container, not with a fix. */
+    @Test
+    void aContainersDriverMismatchIsOneSeriesThatGoesWithTheContainer() {
+        metrics.driverMismatch(POD_CONTAINER, DriverLoads.imageCopy());
+        metrics.driverMismatch(POD_CONTAINER, DriverLoads.imageCopy());
+        metrics.resolved(POD_CONTAINER.id());
+
+        assertThat(scrape().samples("driver_alias_container_driver_mismatch")).singleElement()
+                .satisfies(s -> assertThat(s.labels()).containsEntry("loads", "image").containsEntry("library", "libcuda.so.1")
+                        .containsEntry("version", "470.256.02").containsEntry("container_id", POD_CONTAINER.id()));
+        metrics.gone(POD_CONTAINER.id());
+        assertThat(scrape().samples("driver_alias_container_driver_mismatch")).isEmpty();
     }
 
     @Test

@@ -139,6 +139,9 @@ class MonitoringDocsTest {
         if (type == io.driveralias.agent.core.HostDriverState.class) {
             return io.driveralias.agent.core.HostDriverState.of(Optional.of("535.104.05"), List.of("535.183.01"));
         }
+        if (type == io.driveralias.agent.core.DriverLoad.class) {
+            return io.driveralias.agent.testing.DriverLoads.imageCopy();
+        }
         if (type == Collection.class || type == List.class) {
             return List.of(FailureReason.CONFLICT);
         }

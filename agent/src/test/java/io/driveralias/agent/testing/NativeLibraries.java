@@ -34,6 +34,36 @@ public final class NativeLibraries {
         }
     }
 
+    /**
+     * A CUDA forward-compatibility {@code libcuda.so.<version>} as NVIDIA ships it from CUDA 12.9 on:
+     * SONAME {@code libcuda.so.1} and the note {@code .note.cuda.fwd_compatibility} (owner "NVIDIA
+     * Corporation", type 0, a JSON description: the CUDA version, the driver branches it runs on,
+     * the GPU brands that support it), laid out byte for byte like the note of NVIDIA's own files.
+     */
+    public static Path compileCompat(Path dir, String version, String cudaVersion, List<Integer> branches) {
+        String json = "{\"format\":1,\"CUDA version\":\"" + cudaVersion + "\",\"driver\":"
+                + branches.toString().replace(" ", "") + ",\"device\":[1,2,7,8,9,10,11,12,13,14]}";
+        int descSize = json.length() + 1;
+        int descPadded = (descSize + 3) & ~3;
+        String c = "struct cuda_note { unsigned namesz, descsz, type; char name[20]; char desc[" + descPadded + "]; };\n"
+                + "__attribute__((section(\".note.cuda.fwd_compatibility\"), aligned(4), used))\n"
+                + "static const struct cuda_note note = {19, " + descSize + ", 0, \"NVIDIA Corporation\", \""
+                + json.replace("\"", "\\\"") + "\"};\n"
+                + "int cuInit(unsigned flags) { return 0; }\n";
+        try {
+            Files.createDirectories(dir);
+            Path source = Files.createTempFile("compat", ".c");
+            Files.writeString(source, c);
+            Path out = dir.resolve("libcuda.so." + version);
+            Processes.check(List.of("gcc", "-shared", "-fPIC", "-Wl,-soname,libcuda.so.1", "-o", out.toString(),
+                    source.toString()));
+            Files.delete(source);
+            return out;
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** Copies a compiled library (faster than compiling the same thing twice). */
     public static Path copy(Path library, Path dir, String fileName) {
         try {

@@ -1,0 +1,75 @@
+package io.driveralias.agent.live;
+
+import io.driveralias.agent.core.ContainerInfo;
+import io.driveralias.agent.core.DriverLoad;
+import io.driveralias.agent.core.Printable;
+import io.driveralias.agent.fs.ErrnoException;
+import io.driveralias.agent.loader.LoaderView;
+import io.driveralias.agent.repair.HostDriverFiles;
+import io.driveralias.agent.repair.RepairReport;
+import java.util.Optional;
+import java.util.function.Supplier;
+
+/**
+ * The loader's view of a GPU container ({@link LoaderView}), taken once its examination is over:
+ * what its reporter (after the runtime was answered: nothing of it runs inside NRI's hold) or
+ * {@code check} asks of an {@link Examination}. The container is opened again, as its examination
+ * opened it, and read only. Not taken where the host has none of the driver's files: every library
+ * would look like an image's own, and the node's missing driver is the news there.
+ */
+public final class DriverLooks {
+
+    private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(DriverLooks.class);
+
+    /** One container's look, to be taken later; it holds nothing open meanwhile. */
+    @FunctionalInterface
+    public interface Look {
+        Optional<DriverLoad> take();
+
+        Look NONE = Optional::empty;
+    }
+
+    /** Looks at nothing: one-shot roots and tests that are not about the loader. */
+    public static final DriverLooks OFF = new DriverLooks(null, null, null, Optional::empty);
+
+    private final ContainerRoots roots;
+    private final LoaderView view;
+    private final HostDriverFiles hostFiles;
+    private final Supplier<Optional<String>> reference;
+
+    /** @param reference the version the node's driver must have: its kernel module's (else the host's files') */
+    public DriverLooks(ContainerRoots roots, HostDriverFiles hostFiles, Supplier<Optional<String>> reference) {
+        this(roots, new LoaderView(hostFiles), hostFiles, reference);
+    }
+
+    private DriverLooks(ContainerRoots roots, LoaderView view, HostDriverFiles hostFiles, Supplier<Optional<String>> reference) {
+        this.roots = roots;
+        this.view = view;
+        this.hostFiles = hostFiles;
+        this.reference = reference;
+    }
+
+    /** The look at a container whose examination opened it and made {@code report}. */
+    Look of(ContainerInfo info, RepairReport report, OpenedContainer.Liveness liveness) {
+        if (view == null) {
+            return Look.NONE;
+        }
+        return () -> take(info, report, liveness);
+    }
+
+    private Optional<DriverLoad> take(ContainerInfo info, RepairReport report, OpenedContainer.Liveness liveness) {
+        if (hostFiles.foundCount() == 0) {
+            return Optional.empty();
+        }
+        try (OpenedContainer container = roots.open(info, liveness)) {
+            return Optional.of(view.look(container.root(), report.driverFiles(), reference.get()));
+        } catch (ErrnoException e) {
+            // Gone, or not to be opened any more: nothing to say about what it loads.
+            return Optional.empty();
+        } catch (RuntimeException e) {
+            // A bug met in a stranger's files must not end the report of its repair.
+            LOG.warn("the loader of container {} could not be looked at: {}", Printable.of(info.id(), 64), e.toString());
+            return Optional.empty();
+        }
+    }
+}
