@@ -32,6 +32,9 @@ import org.slf4j.LoggerFactory;
  */
 public final class ContainerRoots {
 
+    /** {@link OpenedContainer#via} of a root reached through the container's own process (not its merged directory). */
+    static final String VIA_PROCESS = "proc";
+
     private static final Logger LOG = LoggerFactory.getLogger(ContainerRoots.class);
     private static final int MAX_CGROUP = 64 * 1024;
     private static final int MAX_MOUNTINFO = 4 << 20;
@@ -86,7 +89,7 @@ public final class ContainerRoots {
             List<String> injected = mountPoints(DriverMounts.driverFiles(mounts));
             RootFs root = RootFs.adopt(openRoot(procFd, info.pid()), resolver);
             // From here the opened container owns (and closes) the three fds.
-            opened = new OpenedContainer(root, "proc", injected, Map.of(), procFd, pidFd, null, startTime.of(info.pid()));
+            opened = new OpenedContainer(root, VIA_PROCESS, injected, Map.of(), procFd, pidFd, null, startTime.of(info.pid()));
         } catch (ErrnoException e) {
             Libc.close(procFd);
             Libc.close(pidFd);

@@ -51,7 +51,10 @@ public final class DriverLooks {
 
     /** The look at a container whose examination opened it and made {@code report}. */
     Look of(ContainerInfo info, RepairReport report, OpenedContainer.Liveness liveness) {
-        if (view == null) {
+        if (view == null || report.driverFiles().isEmpty()) {
+            // Without the node's files the repair found in this root, which file is the node's is a
+            // guess (the host's files of another version than the one repaired with are not known):
+            // no verdict rather than a false alarm.
             return Look.NONE;
         }
         return () -> take(info, report, liveness);
@@ -62,7 +65,15 @@ public final class DriverLooks {
             return Optional.empty();
         }
         try (OpenedContainer container = roots.open(info, liveness)) {
-            return Optional.of(view.look(container.root(), report.driverFiles(), reference.get()));
+            if (!ContainerRoots.VIA_PROCESS.equals(container.via())) {
+                // The overlay's merged directory shows the runtime's bind mounts as empty placeholders,
+                // not the files the loader opens: a look there would call the node's driver an image's copy.
+                return Optional.empty();
+            }
+            DriverLoad load = view.look(container.root(), report.driverFiles(), reference.get());
+            // A process that ended meanwhile (a crash loop) leaves nothing to say about what it loads.
+            container.requireAlive();
+            return Optional.of(load);
         } catch (ErrnoException e) {
             // Gone, or not to be opened any more: nothing to say about what it loads.
             return Optional.empty();

@@ -132,6 +132,13 @@ class ContainerdPrometheusIT {
                         Path.of("libcuda.so.470.57.02")), "sleep", "600");
         gpuContainer(staleImage, List.of());
         await("the stale alias replaced", "driver_alias_links_replaced_total{library=\"libcuda.so.1\"} >= 1");
+        // One whose image ships its own libcuda.so.1 (a build-time stub) that its loader cache lists first.
+        String copyImage = containerd.image(ContainerdHarness.K8S, "prom-copy", TestImages.DEBIAN_LIB, root -> {
+            io.driveralias.agent.testing.NativeLibraries.compile(root.resolve("usr/lib64"), "libcuda.so.1", "libcuda.so.1");
+            io.driveralias.agent.testing.Processes.check(List.of("ldconfig", "-X", "-r", root.toString()));
+        }, "sleep", "600");
+        String copy = gpuContainer(copyImage, List.of());
+        await("the image's own libcuda.so.1 said", "driver_alias_container_driver_mismatch{container_id=\"" + copy + "\"} == 1");
         String readOnly = gpuContainer(List.of("--read-only"));
         await("the read-only container unrepaired", "driver_alias_container_unrepaired{container_id=\"" + readOnly + "\"} == 1");
         await("a repair in the rate window", "increase(driver_alias_containers_total{outcome=\"repaired\"}[10m]) > 0");
