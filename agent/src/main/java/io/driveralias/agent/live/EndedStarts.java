@@ -18,7 +18,7 @@ final class EndedStarts {
      * What to remember instead of reporting {@code e}, or empty where {@code e} is to be reported.
      * Nothing new to count, nothing to retry, when the start already reported has ended, or when a
      * restart (a crash loop, {@code --restart always}) ended before it could be examined after an
-     * earlier start was repaired. A start that was repaired stays so: its aliases outlive it in the
+     * earlier start was repaired or found healthy. Such a start stays so: its aliases outlive it in the
      * container's writable layer, so no miss and no alarm; the next restart is judged the same way.
      */
     static Optional<Reported> kept(Examination e, Optional<Reported> previous) {
@@ -28,11 +28,13 @@ final class EndedStarts {
         }
         Reported before = previous.get();
         boolean sameStart = e.startedAt().isEmpty() || e.startedAt().equals(before.startedAt());
-        boolean repairedBefore = before.outcome() == ContainerOutcome.REPAIRED;
-        if (!sameStart && !repairedBefore) {
+        // Repaired, or found with its aliases (a restart after a repaired start): either way they are
+        // in its writable layer for the next start.
+        boolean hadAliases = before.outcome() == ContainerOutcome.REPAIRED || before.outcome() == ContainerOutcome.HEALTHY;
+        if (!sameStart && !hadAliases) {
             return Optional.empty();
         }
         return Optional.of(new Reported(sameStart ? before.startedAt() : e.startedAt(),
-                repairedBefore ? ContainerOutcome.REPAIRED : ContainerOutcome.GONE, e.detail()));
+                hadAliases ? before.outcome() : ContainerOutcome.GONE, e.detail()));
     }
 }

@@ -31,8 +31,11 @@ class EndedStartsTest {
         "MISSED,   restart, REPAIRED, first,   REPAIRED, restart",
         "GONE,     restart, FAILED,   first,   -,        -",
         "MISSED,   restart, GONE,     first,   -,        -",
+        // A crash loop's restart found with its aliases, then a restart that ended during its repair.
+        "MISSED,   restart, HEALTHY,  first,   HEALTHY,  restart",
+        "GONE,     first,   HEALTHY,  first,   HEALTHY,  first",
     })
-    void anEndedStartIsNewsOnlyWhenNeitherTheSameStartNorARepairedOne(ContainerOutcome outcome, String started,
+    void anEndedStartIsNewsOnlyWhenNeitherTheSameStartNorOneWithItsAliases(ContainerOutcome outcome, String started,
                                                                       ContainerOutcome previous, String previousStart,
                                                                       ContainerOutcome kept, String keptStart) {
         Examination e = new Examination(REF, outcome, Optional.empty(), at(started), RESTART, RESTART, "detail");
