@@ -14,8 +14,8 @@ import java.util.function.Supplier;
  * The loader's view of a GPU container ({@link LoaderView}), taken once its examination is over:
  * what its reporter (after the runtime was answered: nothing of it runs inside NRI's hold) or
  * {@code check} asks of an {@link Examination}. The container is opened again, as its examination
- * opened it, and read only. Not taken where the host has none of the driver's files: every library
- * would look like an image's own, and the node's missing driver is the news there.
+ * opened it, and read only. Not taken where the repair found none of the node's files in it (on a
+ * host without them, every library would look like an image's own, and the missing driver is the news).
  */
 public final class DriverLooks {
 
@@ -30,22 +30,20 @@ public final class DriverLooks {
     }
 
     /** Looks at nothing: one-shot roots and tests that are not about the loader. */
-    public static final DriverLooks OFF = new DriverLooks(null, null, null, Optional::empty);
+    public static final DriverLooks OFF = new DriverLooks(null, (LoaderView) null, Optional::empty);
 
     private final ContainerRoots roots;
     private final LoaderView view;
-    private final HostDriverFiles hostFiles;
     private final Supplier<Optional<String>> reference;
 
     /** @param reference the version the node's driver must have: its kernel module's (else the host's files') */
     public DriverLooks(ContainerRoots roots, HostDriverFiles hostFiles, Supplier<Optional<String>> reference) {
-        this(roots, new LoaderView(hostFiles), hostFiles, reference);
+        this(roots, new LoaderView(hostFiles), reference);
     }
 
-    private DriverLooks(ContainerRoots roots, LoaderView view, HostDriverFiles hostFiles, Supplier<Optional<String>> reference) {
+    private DriverLooks(ContainerRoots roots, LoaderView view, Supplier<Optional<String>> reference) {
         this.roots = roots;
         this.view = view;
-        this.hostFiles = hostFiles;
         this.reference = reference;
     }
 
@@ -61,9 +59,6 @@ public final class DriverLooks {
     }
 
     private Optional<DriverLoad> take(ContainerInfo info, RepairReport report, OpenedContainer.Liveness liveness) {
-        if (hostFiles.foundCount() == 0) {
-            return Optional.empty();
-        }
         try (OpenedContainer container = roots.open(info, liveness)) {
             if (!ContainerRoots.VIA_PROCESS.equals(container.via())) {
                 // The overlay's merged directory shows the runtime's bind mounts as empty placeholders,
