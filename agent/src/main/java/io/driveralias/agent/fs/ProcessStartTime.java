@@ -95,6 +95,34 @@ public final class ProcessStartTime {
         return open >= 0 && close > open && RUNTIME_INIT_NAMES.contains(stat.substring(open + 1, close));
     }
 
+    /** {@code PF_EXITING} in a {@code stat} line's flags: set first thing in the kernel's {@code do_exit}. */
+    private static final long PF_EXITING = 0x4;
+
+    /**
+     * Whether a {@code stat} line is that of a process on its way out: a zombie or dead one, or one
+     * in {@code do_exit} (its flags say {@code PF_EXITING}). Such a process has dropped, or is
+     * dropping, its mount namespace while a signal still reaches it, so its root no longer shows
+     * the files the runtime mounted in. A line too short to hold the flags is judged by its state.
+     */
+    public static boolean isExiting(String stat) {
+        int end = stat.lastIndexOf(')');
+        if (end < 0) {
+            return false;
+        }
+        String[] fields = stat.substring(end + 1).trim().split(" ", 8);
+        if (fields[0].equals("Z") || fields[0].equals("X") || fields[0].equals("x")) {
+            return true;
+        }
+        if (fields.length < 7) {
+            return false;
+        }
+        try {
+            return (Long.parseUnsignedLong(fields[6]) & PF_EXITING) != 0;
+        } catch (NumberFormatException e) {
+            return false;
+        }
+    }
+
     private static final java.util.Set<String> RUNTIME_INIT_NAMES = java.util.Set.of("runc:[2:INIT]", "runc:[1:CHILD]");
 
     /**

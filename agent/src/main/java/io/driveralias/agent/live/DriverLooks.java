@@ -66,8 +66,9 @@ public final class DriverLooks {
                 return Optional.empty();
             }
             DriverLoad load = view.look(container.root(), report.driverFiles(), reference.get());
-            // A process that ended meanwhile (a crash loop) leaves nothing to say about what it loads.
-            container.requireAlive();
+            // A process that ended meanwhile (a crash loop, an instant exit) leaves nothing to say
+            // about what it loads: its mounts may have gone before the look, leaving placeholders.
+            container.requireMountsLive();
             return Optional.of(load);
         } catch (ErrnoException e) {
             // Gone, or not to be opened any more: nothing to say about what it loads.

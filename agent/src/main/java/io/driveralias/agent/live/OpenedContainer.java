@@ -56,6 +56,22 @@ public record OpenedContainer(RootFs root, String via, List<String> injectedFile
     }
 
     /**
+     * {@link #requireAlive}, and the process not on its way out: an exiting process has dropped
+     * its mount namespace before it is reaped (signal 0 still reaches a zombie), and its root then
+     * shows the image's empty placeholders where the runtime's bind mounts were. A look at what
+     * its files are must end with this check, not with {@link #requireAlive} alone.
+     */
+    public void requireMountsLive() throws ErrnoException {
+        requireAlive();
+        if (procFd >= 0) {
+            String stat = new String(KernelFiles.read(procFd, "stat", 4096), StandardCharsets.ISO_8859_1);
+            if (ProcessStartTime.isExiting(stat)) {
+                throw new ErrnoException("process", "exiting", Errno.ESRCH);
+            }
+        }
+    }
+
+    /**
      * Whether the container's process is still its runtime's init (runc's, named
      * {@code runc:[2:INIT]} until it runs the container's program): a process that has not begun
      * the container's program. False when that cannot be told (no process handle, another runtime).

@@ -39,6 +39,23 @@ class ProcessStartTimeTest {
                 .isInstanceOf(IllegalArgumentException.class);
     }
 
+    /**
+     * Found in CI: a container that exited at once was looked at after its mounts were gone but
+     * before its runtime reaped it (signal 0 still reached it), and the runtime's empty placeholders
+     * were judged the image's own driver. Exiting is its state (Z, X) or PF_EXITING in its flags.
+     */
+    @Test
+    void aZombieOrAProcessInItsExitIsExiting() {
+        assertThat(ProcessStartTime.isExiting("77 (sh) S 1 77 77 0 -1 4194560 120 0 0 0")).isFalse();
+        assertThat(ProcessStartTime.isExiting("77 (sh) R 1 77 77 0 -1 4194564 120 0 0 0")).as("PF_EXITING").isTrue();
+        assertThat(ProcessStartTime.isExiting("77 (sh) Z 1 77 77 0 -1 4227084 120 0 0 0")).isTrue();
+        assertThat(ProcessStartTime.isExiting("77 (a) Z 1 (b) S 1 77 77 0 -1 4194560")).as("a name holding ') Z'").isFalse();
+        assertThat(ProcessStartTime.isExiting("77 (sh) X")).isTrue();
+        assertThat(ProcessStartTime.isExiting("77 (sh) S 1 2 3 0")).as("too short for flags: its state").isFalse();
+        assertThat(ProcessStartTime.isExiting("77 (sh) S 1 2 3 0 -1 notanumber")).isFalse();
+        assertThat(ProcessStartTime.isExiting("")).isFalse();
+    }
+
     @Test
     void uptimeToTheHundredth() {
         assertThat(ProcessStartTime.uptime("12345.67 2345.89\n")).isEqualTo(Duration.ofMillis(12_345_670));

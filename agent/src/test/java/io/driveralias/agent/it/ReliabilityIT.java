@@ -246,7 +246,11 @@ class ReliabilityIT {
             assertThat(count(agent, "driver_alias_repair_failures_total", "")).as(agent.log())
                     .isEqualTo(count(agent, "driver_alias_repair_failures_total", "reason=\"container_gone\""))
                     .isEqualTo(missedLines.size());
-            assertThat(agent.logLines("WARN")).as(agent.log()).allMatch(l -> l.contains("ran without its aliases"));
+            // The lines at fault first: CI shows the head and the tail of a long message, not its middle.
+            List<String> otherWarnings = agent.logLines("WARN").stream().filter(l -> !l.contains("ran without its aliases"))
+                    .toList();
+            assertThat(otherWarnings).as(() -> "WARN lines other than misses: " + otherWarnings + "\n" + agent.log())
+                    .isEmpty();
             System.out.printf("[reliability] 100 instantly exiting + 2 crash-looping (%d starts): the exiting ones saw"
                     + " their aliases %d, lacked them %d; the agent said repaired before start %d, missed %d; counted"
                     + " repaired %d, gone %d, missed %d, failed %d%n",

@@ -49,4 +49,41 @@ class DriverLooksTest {
 
         assertThat(load).isEmpty();
     }
+    /**
+     * Found in CI (ReliabilityIT): a container that exited at once lost its mounts before its
+     * runtime reaped it, the look through its process saw the runtime's empty placeholders, and a
+     * zombie still answers signal 0: "the image's own libcuda" was said of a container that had the
+     * node's. A look whose process is on its way out when it ends says nothing.
+     */
+    @Test
+    void aLookAtAProcessThatIsExitingSaysNothing() throws Exception {
+        PathResolver resolver = PathResolver.detect(false);
+        Path driver = DriverHosts.install(dir.resolve("node"), RealDriver.libraryDir(RealDriver.Arch.AMD64), "current");
+        HostDriverFiles host = new HostDriverFiles(new HostRoot(dir.resolve("host-proc").toString(), resolver),
+                List.of(driver.toString()), Optional.empty());
+        DriverLooks looks = new DriverLooks(new ContainerRoots(dir.resolve("proc").toString(), resolver), host,
+                () -> Optional.of(ContainerFixtures.VERSION));
+        String id = ContainerFixtures.newId();
+        int pid = 4242;
+        Path process = java.nio.file.Files.createDirectories(dir.resolve("proc/" + pid));
+        java.nio.file.Files.writeString(process.resolve("cgroup"), "12:cpu:/docker/" + id + "\n");
+        java.nio.file.Files.writeString(process.resolve("mountinfo"), "");
+        Path lib = java.nio.file.Files.createDirectories(dir.resolve("root" + ContainerFixtures.LIB));
+        // What is left where the runtime's bind was: its empty placeholder.
+        java.nio.file.Files.createFile(lib.resolve(ContainerFixtures.DRIVER_FILE));
+        java.nio.file.Files.createSymbolicLink(process.resolve("root"), dir.resolve("root"));
+        ContainerInfo info = ContainerInfo.builder(id).name("/x").image("img").running(true).pid(pid)
+                .startedAt(Optional.of(Instant.EPOCH)).storage("overlay2").build();
+        RepairReport report = new RepairReport(Optional.of(ContainerFixtures.VERSION), List.of(), List.of(),
+                LoaderCache.Status.NOT_CHECKED, List.of(new DriverLibrary(ContainerFixtures.LIB,
+                        ContainerFixtures.DRIVER_FILE, "libjsig.so")));
+
+        java.nio.file.Files.writeString(process.resolve("stat"), pid + " (sh) S 1 1 1 0 -1 4194560 0");
+        assertThat(looks.of(info, report, () -> { }).take()).as("a running process is looked at").isPresent();
+
+        java.nio.file.Files.writeString(process.resolve("stat"), pid + " (sh) R 1 1 1 0 -1 4194564 0");
+        assertThat(looks.of(info, report, () -> { }).take()).as("in do_exit").isEmpty();
+        java.nio.file.Files.writeString(process.resolve("stat"), pid + " (sh) Z 1 1 1 0 -1 4227084 0");
+        assertThat(looks.of(info, report, () -> { }).take()).as("a zombie").isEmpty();
+    }
 }
