@@ -1,10 +1,8 @@
 package io.driveralias.agent.fs;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
@@ -170,9 +168,23 @@ public final class ProcessStartTime {
         return Duration.ofSeconds(seconds, fraction.isEmpty() ? 0 : Long.parseLong(fraction));
     }
 
+    /**
+     * One open, read and close through the native calls: read for every container's start, where a
+     * Java stream (a channel, a buffer and a cleaner each time) was about a tenth of a GPU pod's repair.
+     */
     private static String read(Path file) throws IOException {
-        try (InputStream in = Files.newInputStream(file)) {
-            return new String(in.readNBytes(MAX_STAT), StandardCharsets.US_ASCII);
+        int fd;
+        try {
+            fd = Libc.openHost(file.toString(), OpenFlags.O_RDONLY | OpenFlags.O_NOFOLLOW | OpenFlags.O_NONBLOCK);
+        } catch (ErrnoException e) {
+            throw new IOException(e.getMessage(), e);
+        }
+        try {
+            return new String(KernelFiles.readOpen(fd, file.toString(), MAX_STAT), StandardCharsets.US_ASCII);
+        } catch (ErrnoException e) {
+            throw new IOException(e.getMessage(), e);
+        } finally {
+            Libc.close(fd);
         }
     }
 }
