@@ -237,4 +237,74 @@ class RepairQueueTest {
             }
         });
     }
+    /**
+     * An idle worker is woken one at a time, not all at once: no job may be left waiting while every
+     * worker sleeps. Eight workers, creates that wait a few ms (timers), a cap on other work, starts
+     * held outside the workers (NRI's) and bursts for the same containers, from four threads.
+     */
+    @Test
+    void eightWorkersWokenOneAtATimeLeaveNoJobBehind() throws Exception {
+        RepairQueue queue = new RepairQueue(100_000, Duration.ofMillis(3), 2);
+        java.util.concurrent.atomic.AtomicInteger taken = new java.util.concurrent.atomic.AtomicInteger();
+        List<Thread> workers = new java.util.ArrayList<>();
+        for (int w = 0; w < 8; w++) {
+            Thread t = new Thread(() -> {
+                try {
+                    for (RepairQueue.Job job; (job = queue.take()) != null; ) {
+                        taken.incrementAndGet();
+                        if (job.key().containerId().hashCode() % 7 == 0) {
+                            Thread.sleep(1);
+                        }
+                        queue.done(job);
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            t.start();
+            workers.add(t);
+        }
+        String[] triggers = {"create", "start", "reconcile", RepairQueue.PLAIN_START};
+        List<Thread> producers = new java.util.ArrayList<>();
+        for (int p = 0; p < 4; p++) {
+            int seed = p;
+            Thread t = new Thread(() -> {
+                java.util.Random random = new java.util.Random(seed);
+                try {
+                    for (int i = 0; i < 5_000; i++) {
+                        RepairQueue.Key k = key("c" + random.nextInt(300));
+                        if (seed == 3 && i % 10 == 0) {
+                            if (queue.hold(k, System.nanoTime() + 50_000_000L)) {
+                                queue.release(k);
+                            }
+                            continue;
+                        }
+                        queue.offer(new RepairQueue.Job(k, T0.plusMillis(i), triggers[random.nextInt(triggers.length)]));
+                        if (i % 500 == 0) {
+                            Thread.sleep(2);
+                        }
+                    }
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            });
+            t.start();
+            producers.add(t);
+        }
+        for (Thread t : producers) {
+            t.join();
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+        while ((queue.size() > 0 || queue.busy()) && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        int left = queue.size();
+        queue.close();
+        for (Thread t : workers) {
+            t.join(2_000);
+        }
+
+        assertThat(left).as("jobs left waiting while the workers slept (%d taken)", taken.get()).isZero();
+        assertThat(taken.get()).isPositive();
+    }
 }
