@@ -93,6 +93,16 @@ public final class ProcessStartTime {
         return open >= 0 && close > open && RUNTIME_INIT_NAMES.contains(stat.substring(open + 1, close));
     }
 
+    /**
+     * Whether a {@code stat} line's state is that of a process that has exited (a zombie its
+     * runtime has not reaped yet, or a dead one). The state follows the command name's last ')'.
+     */
+    public static boolean hasEnded(String stat) {
+        int close = stat.lastIndexOf(')');
+        char state = close >= 0 && close + 2 < stat.length() ? stat.charAt(close + 2) : '?';
+        return state == 'Z' || state == 'X' || state == 'x';
+    }
+
     /** {@code PF_EXITING} in a {@code stat} line's flags: set first thing in the kernel's {@code do_exit}. */
     private static final long PF_EXITING = 0x4;
 
@@ -103,14 +113,14 @@ public final class ProcessStartTime {
      * the files the runtime mounted in. A line too short to hold the flags is judged by its state.
      */
     public static boolean isExiting(String stat) {
+        if (hasEnded(stat)) {
+            return true;
+        }
         int end = stat.lastIndexOf(')');
         if (end < 0) {
             return false;
         }
         String[] fields = stat.substring(end + 1).trim().split(" ", 8);
-        if (fields[0].equals("Z") || fields[0].equals("X") || fields[0].equals("x")) {
-            return true;
-        }
         if (fields.length < 7) {
             return false;
         }

@@ -146,9 +146,7 @@ public final class ContainerRoots {
         }
         try {
             String stat = new String(KernelFiles.read(fd, "stat", 4096), StandardCharsets.ISO_8859_1);
-            int close = stat.lastIndexOf(')');
-            char state = close >= 0 && close + 2 < stat.length() ? stat.charAt(close + 2) : '?';
-            return state == 'Z' || state == 'X' ? ProcessState.ENDED : ProcessState.RUNNING;
+            return ProcessStartTime.hasEnded(stat) ? ProcessState.ENDED : ProcessState.RUNNING;
         } catch (ErrnoException e) {
             return ProcessState.NOT_VISIBLE;
         } finally {

@@ -64,8 +64,7 @@ public record OpenedContainer(RootFs root, String via, List<String> injectedFile
     public void requireMountsLive() throws ErrnoException {
         requireAlive();
         if (procFd >= 0) {
-            String stat = new String(KernelFiles.read(procFd, "stat", 4096), StandardCharsets.ISO_8859_1);
-            if (ProcessStartTime.isExiting(stat)) {
+            if (ProcessStartTime.isExiting(stat())) {
                 throw new ErrnoException("process", "exiting", Errno.ESRCH);
             }
         }
@@ -81,10 +80,15 @@ public record OpenedContainer(RootFs root, String via, List<String> injectedFile
             return false;
         }
         try {
-            return ProcessStartTime.isRuntimeInit(new String(KernelFiles.read(procFd, "stat", 4096), StandardCharsets.ISO_8859_1));
+            return ProcessStartTime.isRuntimeInit(stat());
         } catch (ErrnoException e) {
             return false;
         }
+    }
+
+    /** Its process's {@code stat} line, read through the handle held since opening. */
+    private String stat() throws ErrnoException {
+        return new String(KernelFiles.read(procFd, "stat", 4096), StandardCharsets.ISO_8859_1);
     }
 
     @Override
